@@ -1,0 +1,3 @@
+from rag_evaluator.cli import main
+
+main()

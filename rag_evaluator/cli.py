@@ -1,0 +1,73 @@
+"""The `rag-eval` command: registers commands, turns errors into messages and exit codes."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+import typer
+
+from rag_evaluator import __version__, console
+from rag_evaluator.commands.convert import convert_command
+from rag_evaluator.commands.evaluate import evaluate_command
+from rag_evaluator.errors import RagEvalError
+
+EXIT_INTERRUPTED = 130
+
+logger = logging.getLogger(__name__)
+
+Params = ParamSpec("Params")
+Result = TypeVar("Result")
+
+app = typer.Typer(
+    name="rag-eval",
+    help="Score RAG answers against a golden set.",
+    no_args_is_help=True,
+    add_completion=False,
+    # Locals can hold the API key; never print them.
+    pretty_exceptions_show_locals=False,
+)
+
+
+def reports_errors(command: Callable[Params, Result]) -> Callable[Params, Result]:
+    """Turn the tool's own errors into one line with the fix and the error's exit code."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Params.args, **kwargs: Params.kwargs) -> Result:
+        try:
+            return command(*args, **kwargs)
+        except RagEvalError as exc:
+            logger.error("%s: %s", type(exc).__name__, exc.message)
+            console.error(exc.message)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            console.error("Interrupted.")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+
+    return wrapper
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        console.stdout_console.print(f"rag-eval {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Show the version."
+    ),
+) -> None:
+    """Score RAG answers against a golden set."""
+
+
+app.command("convert")(reports_errors(convert_command))
+app.command("evaluate")(reports_errors(evaluate_command))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,77 @@
+"""The only module that prints: messages, prompts and tables go to the terminal from here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+# Messages, progress and prompts go to stderr so stdout stays clean for tables
+# a user may want to pipe; rich drops colour when the stream is not a terminal.
+stderr_console = Console(stderr=True, highlight=False, soft_wrap=True)
+stdout_console = Console(highlight=False, soft_wrap=True)
+
+
+def error(message: str) -> None:
+    """Print a one-line user-facing error."""
+    stderr_console.print(f"[bold red]Error:[/] {escape(message)}")
+
+
+def warning(message: str) -> None:
+    """Print a one-line warning."""
+    stderr_console.print(f"[yellow]Warning:[/] {escape(message)}")
+
+
+def info(message: str) -> None:
+    """Print a plain status line."""
+    stderr_console.print(escape(message))
+
+
+def progress(message: str) -> None:
+    """Print a progress line such as ``Evaluating question 15/50...``."""
+    stderr_console.print(escape(message))
+
+
+def confirm(question: str, *, assume_yes: bool, default: bool = True) -> bool:
+    """Ask a yes/no question (``[Y/n]`` when the default is yes); ``assume_yes`` skips it.
+
+    End of input (no terminal, closed stdin) counts as the default answer being
+    refused: a run nobody confirmed must not spend money.
+    """
+    if assume_yes:
+        stderr_console.print(f"{escape(question)} {'[Y/n]' if default else '[y/N]'} y (--yes)")
+        return True
+    suffix = "[Y/n]" if default else "[y/N]"
+    while True:
+        stderr_console.print(f"{escape(question)} {suffix} ", end="")
+        try:
+            answer = input()
+        except EOFError:
+            stderr_console.print("")
+            return False
+        answer = answer.strip().lower()
+        if not answer:
+            return default
+        if answer in {"y", "yes"}:
+            return True
+        if answer in {"n", "no"}:
+            return False
+        stderr_console.print("Please answer y or n.")
+
+
+def table(
+    title: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[object]],
+    *,
+    to_stdout: bool = True,
+) -> None:
+    """Print a simple table."""
+    rendered = Table(title=title, title_justify="left")
+    for index, column in enumerate(columns):
+        rendered.add_column(column, justify="left" if index == 0 else "right")
+    for row in rows:
+        rendered.add_row(*(escape(str(cell)) for cell in row))
+    (stdout_console if to_stdout else stderr_console).print(rendered)

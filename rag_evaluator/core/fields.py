@@ -1,0 +1,143 @@
+"""Canonical column names, their accepted spellings, and parsers for field values.
+
+Pure: takes and returns plain data. The CSV reader in ``storage/tables.py`` uses
+``resolve_columns`` to find columns whatever their spelling.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+QUESTION_NUMBER = "Question Number"
+QUESTION = "Question"
+GROUND_TRUTH = "Ground Truth"
+RAG_ANSWER = "RAG Answer"
+CONTEXTS = "Contexts"
+RELEVANT_CONTEXTS = "Relevant Contexts"
+REQUIRED_FACTS = "Required Facts"
+
+# Spellings are compared after column_key(): case, spaces, underscores and
+# punctuation are ignored, so "Question No." and "question_no" are both "questionno".
+COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
+    QUESTION_NUMBER: (
+        "questionnumber",
+        "questionnum",
+        "questionno",
+        "questionnr",
+        "questionid",
+        "questionidx",
+        "questionindex",
+        "qnumber",
+        "qnum",
+        "qno",
+        "qid",
+        "number",
+        "num",
+        "no",
+        "id",
+    ),
+    QUESTION: ("question", "questiontext", "query", "prompt", "userinput"),
+    GROUND_TRUTH: (
+        "groundtruth",
+        "groundtruthanswer",
+        "gt",
+        "gtanswer",
+        "expectedanswer",
+        "expectedoutput",
+        "expected",
+        "reference",
+        "referenceanswer",
+        "goldanswer",
+        "goldenanswer",
+        "correctanswer",
+        "answerkey",
+    ),
+    RAG_ANSWER: (
+        "raganswer",
+        "answer",
+        "response",
+        "generatedanswer",
+        "modelanswer",
+        "output",
+        "prediction",
+    ),
+    CONTEXTS: ("contexts", "context", "retrievedcontexts", "sources", "retrievedchunks"),
+    RELEVANT_CONTEXTS: (
+        "relevantcontexts",
+        "goldencontexts",
+        "goldcontexts",
+        "groundtruthcontexts",
+        "relevantchunks",
+        "referencecontexts",
+    ),
+    REQUIRED_FACTS: ("requiredfacts", "facts", "keyfacts", "mustinclude"),
+}
+
+
+def column_key(name: str) -> str:
+    """Reduce a header to letters and digits, case-folded, for spelling-tolerant lookup."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return re.sub(r"[^0-9a-z]", "", folded)
+
+
+def resolve_columns(headers: Sequence[str], wanted: Iterable[str]) -> dict[str, int]:
+    """Map each wanted canonical column to the index of the header that spells it.
+
+    An exact spelling of the canonical name wins over an alias; among aliases the
+    table's order is the preference. Columns that are not found are left out.
+    """
+    keys = [column_key(header) for header in headers]
+    resolved: dict[str, int] = {}
+    taken: set[int] = set()
+    for canonical in wanted:
+        candidates = (column_key(canonical), *COLUMN_ALIASES.get(canonical, ()))
+        for candidate in candidates:
+            index = next(
+                (i for i, key in enumerate(keys) if key == candidate and i not in taken),
+                None,
+            )
+            if index is not None:
+                resolved[canonical] = index
+                taken.add(index)
+                break
+    return resolved
+
+
+class QuestionNumberError(ValueError):
+    """A question number cell that is not a whole number."""
+
+
+def parse_question_number(raw: str) -> int:
+    """Parse a question number cell: ``7``, `` 7 ``, ``7.0`` (spreadsheet export)."""
+    text = raw.strip()
+    if not text:
+        raise QuestionNumberError("is blank")
+    if re.fullmatch(r"[+]?\d+", text):
+        return int(text)
+    if re.fullmatch(r"[+]?\d+\.0*", text):
+        return int(float(text))
+    raise QuestionNumberError(f"{text[:40]!r} is not a whole number")
+
+
+def parse_text_list(raw: str, *, allow_semicolons: bool = False) -> list[str] | None:
+    """Parse a cell holding a list of strings: a JSON array, or ``a; b; c`` when allowed.
+
+    Returns ``None`` for a blank cell (the input is missing, not empty) and ``[]``
+    for an explicit ``[]``. Non-string JSON items are turned into their JSON text.
+    """
+    text = raw.strip()
+    if not text:
+        return None
+    if text.startswith("["):
+        try:
+            value = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            value = None
+        if isinstance(value, list):
+            return [item if isinstance(item, str) else json.dumps(item) for item in value]
+    if allow_semicolons:
+        return [part.strip() for part in text.split(";") if part.strip()]
+    return [text]

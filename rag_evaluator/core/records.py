@@ -1,0 +1,96 @@
+"""Records that cross module boundaries: the rows of the three input files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+RowT = TypeVar("RowT")
+
+
+@dataclass(frozen=True)
+class QuestionRow:
+    """A row of questions.csv."""
+
+    question_number: int
+    question: str
+
+
+@dataclass(frozen=True)
+class GroundTruthRow:
+    """A row of ground_truth.csv; the list columns are ``None`` when absent or blank."""
+
+    question_number: int
+    ground_truth: str
+    relevant_contexts: list[str] | None = None
+    required_facts: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    """A row of rag_answers.csv; ``contexts`` is ``None`` when the column is absent or blank."""
+
+    question_number: int
+    rag_answer: str
+    contexts: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class KeyedRows(Generic[RowT]):
+    """Rows of one input file keyed by question number, first occurrence kept."""
+
+    source_name: str
+    rows: dict[int, RowT]
+    duplicate_numbers: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class EvaluationItem:
+    """One question present in all three files: everything needed to score it."""
+
+    question_number: int
+    question: str
+    ground_truth: str
+    rag_answer: str
+    contexts: list[str] | None = None
+    relevant_contexts: list[str] | None = None
+    required_facts: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    """Tokens the API reported for one or more calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judge's binary scores for one answer, with its reasoning and short summary."""
+
+    precision: int
+    recall: int
+    accuracy: int
+    reasoning: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """What one judging of one question produced: a verdict, or the reason there is none."""
+
+    verdict: Verdict | None
+    error: str | None
+    usage: TokenUsage
+    calls: int

@@ -1,0 +1,124 @@
+"""The tool's exception tree.
+
+Every error a user can cause or meet is one of these, carrying a message that
+already says how to fix it. Only ``cli.py`` turns them into text and an exit code.
+
+    RagEvalError                  base; ``exit_code`` is what the CLI returns
+    ├── InputError                bad or missing input files, columns, values (exit 2)
+    │   ├── MissingFileError      a named input file does not exist
+    │   └── MissingColumnError    a required column is absent (lists those found)
+    ├── UsageError                bad option values: unknown model, bad metric name (exit 2)
+    ├── ConfigError               missing API key and similar set-up problems (exit 2)
+    ├── CheckpointError           a checkpoint that cannot be used (exit 2)
+    ├── NothingConvertedError     convert found nothing it could write (exit 1)
+    ├── JudgeError                talking to the model went wrong
+    │   ├── JudgeTransientError   worth retrying: rate limit, overload, 5xx, network
+    │   ├── JudgeQuestionError    this question keeps failing; record it unscored
+    │   └── JudgeFatalError       stop the run: bad key, no access, unknown model, billing (exit 2)
+    └── MissingExtraError         an optional dependency group is not installed (exit 2)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class RagEvalError(Exception):
+    """Base of every error the tool raises on purpose."""
+
+    exit_code: int = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InputError(RagEvalError):
+    """An input file or value the tool cannot use."""
+
+    def __init__(self, message: str, path: Path | str | None = None) -> None:
+        super().__init__(message)
+        self.path = Path(path) if path is not None else None
+
+
+class MissingFileError(InputError):
+    """A required input file does not exist."""
+
+    def __init__(self, path: Path | str, expected_columns: list[str] | None = None) -> None:
+        path = Path(path)
+        if expected_columns:
+            message = (
+                f"{path.name} not found. Create this file with columns: "
+                f"{', '.join(expected_columns)}"
+            )
+        else:
+            message = f"{path} not found. Check the path and try again"
+        super().__init__(message, path)
+        self.expected_columns = expected_columns or []
+
+
+class MissingColumnError(InputError):
+    """A required column is absent from a CSV file."""
+
+    def __init__(self, path: Path | str, column: str, found: list[str]) -> None:
+        path = Path(path)
+        shown = ", ".join(repr(name) for name in found) if found else "none"
+        message = (
+            f"{path.name} has no '{column}' column (columns found: {shown}). "
+            f"Rename the matching column to '{column}'"
+        )
+        super().__init__(message, path)
+        self.column = column
+        self.found = found
+
+
+class UsageError(RagEvalError):
+    """An option value the tool cannot use."""
+
+
+class ConfigError(RagEvalError):
+    """The environment is not set up for the requested work."""
+
+
+class CheckpointError(RagEvalError):
+    """A checkpoint exists but cannot be used for this run."""
+
+
+class NothingConvertedError(RagEvalError):
+    """``convert`` matched no answer at all."""
+
+    exit_code = 1
+
+
+class JudgeError(RagEvalError):
+    """Talking to the model failed."""
+
+    exit_code = 1
+
+
+class JudgeTransientError(JudgeError):
+    """A failure that a later attempt may not meet (429, 529, 5xx, network, timeout)."""
+
+
+class JudgeQuestionError(JudgeError):
+    """A failure tied to one question: bad output, refusal, oversized request."""
+
+
+class JudgeFatalError(JudgeError):
+    """A failure that every later call would meet too: stop the run."""
+
+    exit_code = 2
+
+
+class MissingExtraError(RagEvalError):
+    """An optional dependency group is needed but not installed."""
+
+    def __init__(self, extra: str, feature: str) -> None:
+        super().__init__(
+            f"{feature} needs the optional '{extra}' dependencies. "
+            f"Install them with: pip install 'rag-eval[{extra}]'"
+        )
+        self.extra = extra

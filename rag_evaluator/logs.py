@@ -1,0 +1,71 @@
+"""Logging set-up: the debug log file, warnings on the terminal, secrets redacted."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from rag_evaluator import console
+from rag_evaluator.settings import API_KEY_VARIABLE
+
+LOG_FILE_NAME = "rag_eval.log"
+_PACKAGE_LOGGER = "rag_evaluator"
+# The SDK logs its retries ("Retrying request ... in 0.8 seconds") at INFO.
+_SDK_LOGGERS = ("anthropic", "httpx", "httpx2")
+_REDACTED = "[REDACTED]"
+
+
+class SecretRedactingFilter(logging.Filter):
+    """Replaces the API key, wherever it appears in a record, before anything is written."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secret = os.environ.get(API_KEY_VARIABLE, "").strip()
+        if len(secret) >= 8:
+            message = record.getMessage()
+            if secret in message:
+                record.msg = message.replace(secret, _REDACTED)
+                record.args = None
+        return True
+
+
+class ConsoleWarningHandler(logging.Handler):
+    """Shows the package's warnings on the terminal through ``console``."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if record.levelno >= logging.ERROR:
+            console.error(message)
+        else:
+            console.warning(message)
+
+
+def configure_logging(log_path: Path | None = None) -> Path:
+    """Send everything to ``rag_eval.log`` (overwritten) and warnings to the terminal."""
+    log_path = log_path or Path.cwd() / LOG_FILE_NAME
+    redactor = SecretRedactingFilter()
+    file_handler = logging.FileHandler(log_path, mode="w", encoding="utf-8")
+    file_handler.setLevel(logging.DEBUG)
+    file_handler.setFormatter(
+        logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
+    )
+    file_handler.addFilter(redactor)
+    console_handler = ConsoleWarningHandler(level=logging.WARNING)
+    console_handler.addFilter(redactor)
+
+    package_logger = logging.getLogger(_PACKAGE_LOGGER)
+    for handler in list(package_logger.handlers):
+        package_logger.removeHandler(handler)
+        handler.close()
+    package_logger.setLevel(logging.DEBUG)
+    package_logger.addHandler(file_handler)
+    package_logger.addHandler(console_handler)
+    package_logger.propagate = False
+    for name in _SDK_LOGGERS:
+        sdk_logger = logging.getLogger(name)
+        for handler in list(sdk_logger.handlers):
+            sdk_logger.removeHandler(handler)
+        sdk_logger.setLevel(logging.INFO)
+        sdk_logger.addHandler(file_handler)
+        sdk_logger.propagate = False
+    return log_path

@@ -1,0 +1,39 @@
+"""The only reader of the environment and of ``.env``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from dotenv import dotenv_values
+
+API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
+CHECKPOINT_DIR_VARIABLE = "RAG_EVAL_CHECKPOINT_DIR"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the environment says about this run."""
+
+    api_key: str | None
+    checkpoint_dir: Path | None
+
+
+def load_settings(working_directory: Path | None = None) -> Settings:
+    """Read settings from the environment, filling gaps from ``.env`` in the working directory.
+
+    Variables already set in the environment win over ``.env``, as python-dotenv does
+    by default. ``.env`` values are copied into ``os.environ`` so the SDK sees them too.
+    """
+    env_file = (working_directory or Path.cwd()) / ".env"
+    if env_file.is_file():
+        for name, value in dotenv_values(env_file).items():
+            if value is not None and name not in os.environ:
+                os.environ[name] = value
+    api_key = os.environ.get(API_KEY_VARIABLE, "").strip() or None
+    checkpoint_dir = os.environ.get(CHECKPOINT_DIR_VARIABLE, "").strip()
+    return Settings(
+        api_key=api_key,
+        checkpoint_dir=Path(checkpoint_dir).expanduser() if checkpoint_dir else None,
+    )

@@ -1,0 +1,98 @@
+"""Loading the three input CSV files into records keyed by question number."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from rag_evaluator.core.fields import (
+    CONTEXTS,
+    GROUND_TRUTH,
+    QUESTION,
+    QUESTION_NUMBER,
+    RAG_ANSWER,
+    RELEVANT_CONTEXTS,
+    REQUIRED_FACTS,
+    QuestionNumberError,
+    parse_question_number,
+    parse_text_list,
+)
+from rag_evaluator.core.records import AnswerRow, GroundTruthRow, KeyedRows, QuestionRow, RowT
+from rag_evaluator.errors import InputError
+from rag_evaluator.storage.tables import CsvRecord, read_csv
+
+logger = logging.getLogger(__name__)
+
+
+def _keyed(
+    path: Path,
+    required: list[str],
+    optional: list[str],
+    build: Callable[[int, CsvRecord], RowT],
+) -> KeyedRows[RowT]:
+    table = read_csv(path, required=required, optional=optional)
+    rows: dict[int, RowT] = {}
+    duplicates: list[int] = []
+    for record in table.records:
+        raw_number = record.values[QUESTION_NUMBER]
+        try:
+            number = parse_question_number(raw_number)
+        except QuestionNumberError as exc:
+            raise InputError(
+                f"{table.path.name} line {record.line_number}: "
+                f"'{table.columns[QUESTION_NUMBER]}' {exc}. "
+                "Give every row a whole question number such as 1, 2, 3",
+                table.path,
+            ) from exc
+        if number in rows:
+            duplicates.append(number)
+            continue
+        rows[number] = build(number, record)
+    if duplicates:
+        shown = ", ".join(str(number) for number in sorted(set(duplicates)))
+        logger.warning(
+            "%s repeats question number(s) %s; the first row of each was kept",
+            table.path.name,
+            shown,
+        )
+    return KeyedRows(table.path.name, rows, sorted(set(duplicates)))
+
+
+def load_questions(path: Path) -> KeyedRows[QuestionRow]:
+    """Read questions.csv: Question Number, Question."""
+    return _keyed(
+        path,
+        [QUESTION_NUMBER, QUESTION],
+        [],
+        lambda number, record: QuestionRow(number, record.values[QUESTION]),
+    )
+
+
+def load_ground_truth(path: Path) -> KeyedRows[GroundTruthRow]:
+    """Read ground_truth.csv: Question Number, Ground Truth (+ optional list columns)."""
+    return _keyed(
+        path,
+        [QUESTION_NUMBER, GROUND_TRUTH],
+        [RELEVANT_CONTEXTS, REQUIRED_FACTS],
+        lambda number, record: GroundTruthRow(
+            number,
+            record.values[GROUND_TRUTH],
+            parse_text_list(record.values.get(RELEVANT_CONTEXTS, "")),
+            parse_text_list(record.values.get(REQUIRED_FACTS, ""), allow_semicolons=True),
+        ),
+    )
+
+
+def load_answers(path: Path) -> KeyedRows[AnswerRow]:
+    """Read rag_answers.csv: Question Number, RAG Answer (+ optional Contexts)."""
+    return _keyed(
+        path,
+        [QUESTION_NUMBER, RAG_ANSWER],
+        [CONTEXTS],
+        lambda number, record: AnswerRow(
+            number,
+            record.values[RAG_ANSWER],
+            parse_text_list(record.values.get(CONTEXTS, "")),
+        ),
+    )

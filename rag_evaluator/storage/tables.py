@@ -1,0 +1,165 @@
+"""CSV in (encoding fallback, delimiter sniffing, fuzzy headers) and out (atomic).
+
+Every problem with a file becomes an ``InputError`` naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rag_evaluator.core.fields import resolve_columns
+from rag_evaluator.errors import InputError, MissingColumnError, MissingFileError
+from rag_evaluator.storage.atomic import write_text_atomic
+
+logger = logging.getLogger(__name__)
+
+# Answers of a megabyte or more are real (whole documents pasted back); the csv
+# module's default 128 KiB field limit would reject them.
+_FIELD_SIZE_LIMIT = 256 * 1024 * 1024
+_SNIFF_DELIMITERS = ",;\t|"
+
+
+@dataclass(frozen=True)
+class CsvRecord:
+    """One data row: its line number in the file and its cells by canonical column."""
+
+    line_number: int
+    values: dict[str, str]
+
+
+@dataclass(frozen=True)
+class CsvTable:
+    """A CSV file read with its columns resolved to canonical names."""
+
+    path: Path
+    headers: list[str]
+    columns: dict[str, str]  # canonical name -> header as spelled in the file
+    records: list[CsvRecord]
+    encoding: str
+    delimiter: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def decode_bytes(data: bytes, path: Path) -> tuple[str, str, list[str]]:
+    """Decode file bytes as UTF-8 (BOM tolerated), else latin-1 with a warning."""
+    warnings: list[str] = []
+    try:
+        text = data.decode("utf-8-sig")
+        encoding = "utf-8"
+    except UnicodeDecodeError as exc:
+        text = data.decode("latin-1")
+        encoding = "latin-1"
+        warnings.append(
+            f"{path.name} is not valid UTF-8 (byte {exc.start}); read it as latin-1. "
+            "Save it as UTF-8 if characters look wrong"
+        )
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+        warnings.append(f"{path.name} contains NUL bytes; they were removed")
+    return text, encoding, warnings
+
+
+def _sniff_delimiter(header_line: str) -> str:
+    counts = {delimiter: header_line.count(delimiter) for delimiter in _SNIFF_DELIMITERS}
+    best = max(counts, key=lambda delimiter: counts[delimiter])
+    return best if counts[best] > 0 else ","
+
+
+def read_csv(
+    path: Path,
+    *,
+    required: Sequence[str],
+    optional: Sequence[str] = (),
+) -> CsvTable:
+    """Read ``path`` and resolve the ``required`` and ``optional`` canonical columns."""
+    path = Path(path)
+    if not path.is_file():
+        if path.exists():
+            raise InputError(f"{path} is a directory, not a CSV file. Pass a file path", path)
+        raise MissingFileError(path, list(required))
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(
+            f"Cannot read {path}: {exc.strerror}. Check its permissions", path
+        ) from exc
+    text, encoding, warnings = decode_bytes(data, path)
+    for warning in warnings:
+        logger.warning(warning)
+    expected = ", ".join(required)
+    empty_message = (
+        f"{path.name} is empty. Add a header row with columns: {expected}, "
+        "then one row per question"
+    )
+    first_line = next((line for line in text.splitlines() if line.strip()), "")
+    delimiter = _sniff_delimiter(first_line)
+    if delimiter != ",":
+        logger.info("%s: using delimiter %r", path.name, delimiter)
+    csv.field_size_limit(_FIELD_SIZE_LIMIT)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    numbered_rows: list[tuple[int, list[str]]] = []
+    next_start_line = 1
+    try:
+        for row in reader:
+            # A quoted newline makes a row span several physical lines, so the
+            # row starts where the previous one ended.
+            numbered_rows.append((next_start_line, row))
+            next_start_line = reader.line_num + 1
+    except csv.Error as exc:
+        raise InputError(
+            f"{path.name} is not a readable CSV file (line {reader.line_num}: {exc}). "
+            "Check its quoting and save it again as CSV",
+            path,
+        ) from exc
+    non_blank = [(line, row) for line, row in numbered_rows if any(cell.strip() for cell in row)]
+    if not non_blank:
+        raise InputError(empty_message, path)
+    headers = [cell.strip() for cell in non_blank[0][1]]
+    resolved = resolve_columns(headers, [*required, *optional])
+    for name in required:
+        if name not in resolved:
+            raise MissingColumnError(path, name, [header for header in headers if header])
+    records = [
+        CsvRecord(
+            line,
+            {
+                canonical: (row[column_index] if column_index < len(row) else "")
+                for canonical, column_index in resolved.items()
+            },
+        )
+        for line, row in non_blank[1:]
+    ]
+    if not records:
+        raise InputError(
+            f"{path.name} has a header row but no data rows. Add one row per question "
+            f"with columns: {expected}",
+            path,
+        )
+    return CsvTable(
+        path=path,
+        headers=headers,
+        columns={canonical: headers[index] for canonical, index in resolved.items()},
+        records=records,
+        encoding=encoding,
+        delimiter=delimiter,
+        warnings=warnings,
+    )
+
+
+def render_csv(rows: Sequence[Sequence[object]]) -> str:
+    """Render rows as CSV text with the csv module's standard quoting."""
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\n")
+    for row in rows:
+        writer.writerow(["" if cell is None else cell for cell in row])
+    return buffer.getvalue()
+
+
+def write_csv_atomic(path: Path, rows: Sequence[Sequence[object]]) -> None:
+    """Write rows to ``path`` atomically, UTF-8 without BOM."""
+    write_text_atomic(Path(path), render_csv(rows))
