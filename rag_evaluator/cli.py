@@ -39,7 +39,7 @@ def reports_errors(command: Callable[Params, Result]) -> Callable[Params, Result
         try:
             return command(*args, **kwargs)
         except RagEvalError as exc:
-            logger.error("%s: %s", type(exc).__name__, exc.message)
+            logger.error("%s: %s", type(exc).__name__, exc.message, extra={"terminal": False})
             console.error(exc.message)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:

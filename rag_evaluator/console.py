@@ -40,12 +40,12 @@ def confirm(question: str, *, assume_yes: bool, default: bool = True) -> bool:
     End of input (no terminal, closed stdin) counts as the default answer being
     refused: a run nobody confirmed must not spend money.
     """
-    if assume_yes:
-        stderr_console.print(f"{escape(question)} {'[Y/n]' if default else '[y/N]'} y (--yes)")
-        return True
     suffix = "[Y/n]" if default else "[y/N]"
+    if assume_yes:
+        stderr_console.print(f"{escape(question)} {escape(suffix)} y (--yes)")
+        return True
     while True:
-        stderr_console.print(f"{escape(question)} {suffix} ", end="")
+        stderr_console.print(f"{escape(question)} {escape(suffix)} ", end="")
         try:
             answer = input()
         except EOFError:

@@ -33,6 +33,9 @@ class ConsoleWarningHandler(logging.Handler):
     """Shows the package's warnings on the terminal through ``console``."""
 
     def emit(self, record: logging.LogRecord) -> None:
+        # The CLI prints the errors it reports itself; logging them must not print them twice.
+        if not getattr(record, "terminal", True):
+            return
         message = record.getMessage()
         if record.levelno >= logging.ERROR:
             console.error(message)
@@ -44,7 +47,16 @@ def configure_logging(log_path: Path | None = None) -> Path:
     """Send everything to ``rag_eval.log`` (overwritten) and warnings to the terminal."""
     log_path = log_path or Path.cwd() / LOG_FILE_NAME
     redactor = SecretRedactingFilter()
-    file_handler = logging.FileHandler(log_path, mode="w", encoding="utf-8")
+    file_handler: logging.Handler
+    try:
+        file_handler = logging.FileHandler(log_path, mode="w", encoding="utf-8")
+    except OSError as exc:
+        # A read-only working directory must not stop the run; say so once and go on.
+        console.warning(
+            f"Cannot write the debug log {log_path} ({exc.strerror}); continuing without it. "
+            "Run from a writable folder to get rag_eval.log"
+        )
+        file_handler = logging.NullHandler()
     file_handler.setLevel(logging.DEBUG)
     file_handler.setFormatter(
         logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s")

@@ -80,6 +80,9 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
 def column_key(name: str) -> str:
     """Reduce a header to letters and digits, case-folded, for spelling-tolerant lookup."""
     folded = unicodedata.normalize("NFKC", name).casefold()
+    # "#" means number in headers ("Question #", "Q#"); keep that meaning before
+    # punctuation is dropped, or "Question #" would read as "Question".
+    folded = folded.replace("#", "number")
     return re.sub(r"[^0-9a-z]", "", folded)
 
 
@@ -106,20 +109,27 @@ def resolve_columns(headers: Sequence[str], wanted: Iterable[str]) -> dict[str, 
     return resolved
 
 
+# Far beyond any real question set, and well inside int()'s digit limit.
+_MAX_QUESTION_NUMBER_DIGITS = 18
+
+
 class QuestionNumberError(ValueError):
     """A question number cell that is not a whole number."""
 
 
 def parse_question_number(raw: str) -> int:
     """Parse a question number cell: ``7``, `` 7 ``, ``7.0`` (spreadsheet export)."""
-    text = raw.strip()
+    # NFKC turns full-width digits (from East Asian spreadsheets) into ASCII ones.
+    text = unicodedata.normalize("NFKC", raw).strip()
     if not text:
         raise QuestionNumberError("is blank")
-    if re.fullmatch(r"[+]?\d+", text):
-        return int(text)
-    if re.fullmatch(r"[+]?\d+\.0*", text):
-        return int(float(text))
-    raise QuestionNumberError(f"{text[:40]!r} is not a whole number")
+    found = re.fullmatch(r"[+]?([0-9]+)(?:\.0*)?", text)
+    if found is None:
+        raise QuestionNumberError(f"{text[:40]!r} is not a whole number")
+    digits = found.group(1).lstrip("0") or "0"
+    if len(digits) > _MAX_QUESTION_NUMBER_DIGITS:
+        raise QuestionNumberError(f"{text[:40]!r} is too large for a question number")
+    return int(digits)
 
 
 def parse_text_list(raw: str, *, allow_semicolons: bool = False) -> list[str] | None:

@@ -8,17 +8,24 @@ import tempfile
 from pathlib import Path
 
 
-def write_text_atomic(path: Path, text: str, *, encoding: str = "utf-8") -> None:
+def write_text_atomic(
+    path: Path, text: str, *, encoding: str = "utf-8", mode: int | None = None
+) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    write_bytes_atomic(path, text.encode(encoding))
+    write_bytes_atomic(path, text.encode(encoding), mode=mode)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file, fsync, and ``os.replace``."""
+def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` through a temporary file, fsync, and ``os.replace``.
+
+    ``mode`` defaults to what a plain ``open()`` would give (0666 less the umask);
+    private files pass 0o600 so they are never readable by others, not even briefly.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(temp_name, _default_file_mode() if mode is None else mode)
         with os.fdopen(handle, "wb") as temp_file:
             temp_file.write(data)
             temp_file.flush()
@@ -29,6 +36,14 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             os.unlink(temp_name)
         raise
     _fsync_directory(path.parent)
+
+
+def _default_file_mode() -> int:
+    # mkstemp creates 0600 files; results and rag_answers.csv are meant to be shared
+    # like any file the user saves, so follow the umask as open() would.
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def _fsync_directory(directory: Path) -> None:

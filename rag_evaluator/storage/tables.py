@@ -5,9 +5,11 @@ Every problem with a file becomes an ``InputError`` naming the file and the fix.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,7 @@ logger = logging.getLogger(__name__)
 # module's default 128 KiB field limit would reject them.
 _FIELD_SIZE_LIMIT = 256 * 1024 * 1024
 _SNIFF_DELIMITERS = ",;\t|"
+_EXCEL_SEPARATOR_LINE = re.compile(r"sep=([,;\t|])", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -46,8 +49,14 @@ class CsvTable:
 
 
 def decode_bytes(data: bytes, path: Path) -> tuple[str, str, list[str]]:
-    """Decode file bytes as UTF-8 (BOM tolerated), else latin-1 with a warning."""
+    """Decode file bytes as UTF-8 (BOM tolerated), else latin-1 with a warning.
+
+    A UTF-16 byte order mark is honoured too. NUL characters are removed with a warning.
+    """
     warnings: list[str] = []
+    utf16 = _decode_utf16(data)
+    if utf16 is not None:
+        return _without_nul(utf16, "utf-16", path, warnings)
     try:
         text = data.decode("utf-8-sig")
         encoding = "utf-8"
@@ -58,10 +67,38 @@ def decode_bytes(data: bytes, path: Path) -> tuple[str, str, list[str]]:
             f"{path.name} is not valid UTF-8 (byte {exc.start}); read it as latin-1. "
             "Save it as UTF-8 if characters look wrong"
         )
+    return _without_nul(text, encoding, path, warnings)
+
+
+def _decode_utf16(data: bytes) -> str | None:
+    """Text of a file that starts with a UTF-16 byte order mark (Excel's "Unicode text",
+    PowerShell 5's default), or ``None`` when it has none or does not decode."""
+    if not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return None
+    if data.startswith(codecs.BOM_UTF32_LE):
+        return None
+    try:
+        return data.decode("utf-16")
+    except UnicodeDecodeError:
+        return None
+
+
+def _without_nul(
+    text: str, encoding: str, path: Path, warnings: list[str]
+) -> tuple[str, str, list[str]]:
     if "\x00" in text:
         text = text.replace("\x00", "")
         warnings.append(f"{path.name} contains NUL bytes; they were removed")
     return text, encoding, warnings
+
+
+def _shown_headers(headers: Sequence[str], limit: int = 12, width: int = 40) -> list[str]:
+    """Headers as listed in an error: non-empty, each cut short, at most ``limit``."""
+    shown = [header if len(header) <= width else header[: width - 1] + "…" for header in headers]
+    shown = [header for header in shown if header]
+    if len(shown) > limit:
+        shown = [*shown[:limit], f"… {len(shown) - limit} more"]
+    return shown
 
 
 def _sniff_delimiter(header_line: str) -> str:
@@ -97,7 +134,14 @@ def read_csv(
         "then one row per question"
     )
     first_line = next((line for line in text.splitlines() if line.strip()), "")
-    delimiter = _sniff_delimiter(first_line)
+    excel_hint = _EXCEL_SEPARATOR_LINE.fullmatch(first_line.strip(" \r\n"))
+    if excel_hint:
+        # Excel's "sep=;" line names the delimiter; blank it so the header comes next
+        # and line numbers stay those of the file.
+        delimiter = excel_hint.group(1)
+        text = text.replace(first_line, "", 1)
+    else:
+        delimiter = _sniff_delimiter(first_line)
     if delimiter != ",":
         logger.info("%s: using delimiter %r", path.name, delimiter)
     csv.field_size_limit(_FIELD_SIZE_LIMIT)
@@ -123,7 +167,7 @@ def read_csv(
     resolved = resolve_columns(headers, [*required, *optional])
     for name in required:
         if name not in resolved:
-            raise MissingColumnError(path, name, [header for header in headers if header])
+            raise MissingColumnError(path, name, _shown_headers(headers))
     records = [
         CsvRecord(
             line,
@@ -152,12 +196,19 @@ def read_csv(
 
 
 def render_csv(rows: Sequence[Sequence[object]]) -> str:
-    """Render rows as CSV text with the csv module's standard quoting."""
-    buffer = io.StringIO(newline="")
-    writer = csv.writer(buffer, lineterminator="\n")
+    """Render rows as CSV text with the csv module's standard quoting, one row per line."""
+    # The writer quotes a cell only if it holds a character of the line terminator.
+    # With "\n" alone a cell holding a lone "\r" would go out unquoted and a reader
+    # would end the row there; so each row is rendered with "\r\n" (quoting cells
+    # with either character) and its ending then written as "\n".
+    lines: list[str] = []
     for row in rows:
-        writer.writerow(["" if cell is None else cell for cell in row])
-    return buffer.getvalue()
+        buffer = io.StringIO(newline="")
+        csv.writer(buffer, lineterminator="\r\n").writerow(
+            ["" if cell is None else cell for cell in row]
+        )
+        lines.append(buffer.getvalue()[:-2] + "\n")
+    return "".join(lines)
 
 
 def write_csv_atomic(path: Path, rows: Sequence[Sequence[object]]) -> None:

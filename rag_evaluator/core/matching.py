@@ -1,0 +1,291 @@
+"""Matching RAG output entries to the rows of questions.csv by question text.
+
+Pure: plain data in, plain data out (rapidfuzz and numpy do the arithmetic).
+
+Scoring. Both texts are normalised (Unicode NFKC, case-folded, runs of whitespace
+collapsed to one space) and scored with ``rapidfuzz.fuzz.ratio``: the normalised
+InDel similarity ``100 * 2*M / T``, where ``T`` is the total length of the two
+texts and ``M`` the length of their longest common subsequence. The original
+tool used ``difflib.SequenceMatcher.ratio()``, which has the same form ``2*M/T``
+but takes ``M`` as the size of the matching blocks found by a greedy
+longest-common-substring search (and, for texts of 200+ characters, ignores
+"popular" characters). Those blocks always form a common subsequence, so difflib's
+``M`` is never larger than the LCS: rapidfuzz's score is greater than or equal to
+difflib's for every pair, and the two are equal whenever the greedy blocks happen
+to be a longest common subsequence, which is the usual case for a question and
+its lightly edited copy. Keeping the spec's threshold of 85 therefore accepts
+every pair the spec accepted; the only pairs decided differently are those whose
+difflib score was just under 85 while their LCS reaches 85, and
+``benchmarks/convert_bench.py`` measures how rare that is.
+
+Assignment. Each entry goes to its best-scoring question (lowest question number
+on a tie) when the score reaches the threshold. One answer per question: when
+several entries claim one question, a text match beats an ID key, then the higher
+score wins, then the entry read first; the others are reported as lost claims.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+from rapidfuzz import fuzz, process
+
+from rag_evaluator.core.rag_json_shapes import RagEntry
+from rag_evaluator.core.snippets import quote_snippet
+
+DEFAULT_THRESHOLD = 85.0
+PERFECT_FROM = 99.0
+GOOD_FROM = 95.0
+
+# Scores are rounded before comparing so that float noise (84.99999999999999 for
+# an exact 85) cannot move a score across a boundary.
+_SCORE_DECIMALS = 9
+# One block of the score matrix holds at most this many float64 cells (32 MB).
+_BLOCK_CELLS = 4_000_000
+
+
+class Confidence(StrEnum):
+    """How sure a match is; ``ID`` marks a flat-mapping key such as ``Q3``."""
+
+    PERFECT = "PERFECT"
+    GOOD = "GOOD"
+    LOW = "LOW"
+    FAILED = "FAILED"
+    ID = "ID"
+
+
+def normalise_question(text: str) -> str:
+    """Text as compared: NFKC, case-folded, whitespace runs collapsed, trimmed."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def confidence_label(score: float, threshold: float = DEFAULT_THRESHOLD) -> Confidence:
+    """PERFECT from 99, GOOD from 95, LOW from the threshold (85), FAILED below it."""
+    score = round(score, _SCORE_DECIMALS)
+    if math.isnan(score) or score < threshold:
+        return Confidence.FAILED
+    if score >= PERFECT_FROM:
+        return Confidence.PERFECT
+    if score >= GOOD_FROM:
+        return Confidence.GOOD
+    return Confidence.LOW
+
+
+def display_score(score: float) -> str:
+    """A score with one decimal, cut rather than rounded so 84.96 shows as 84.9, not 85.0."""
+    tenths = math.floor(round(score, _SCORE_DECIMALS) * 10 + 1e-6)
+    return f"{tenths / 10:.1f}"
+
+
+@dataclass(frozen=True)
+class BestCandidate:
+    """The best-scoring question for one text, whether or not it reaches the threshold."""
+
+    index: int
+    score: float
+
+
+def best_candidates(
+    texts: Sequence[str], choices: Sequence[str], threshold: float = DEFAULT_THRESHOLD
+) -> list[BestCandidate | None]:
+    """For each normalised text, its best normalised choice (``None`` when there are none).
+
+    Texts equal to a choice score 100 without further work (the usual case: most RAG
+    files repeat the question verbatim), and repeated texts are scored once. The rest
+    are scored block by block with ``process.cdist`` on all cores, first with the
+    threshold as ``score_cutoff``; only the texts that reach no choice are scored
+    again without a cutoff, to name their nearest candidate.
+    """
+    results: list[BestCandidate | None] = [None] * len(texts)
+    if not texts or not choices:
+        return results
+    first_choice: dict[str, int] = {}
+    for index, choice in enumerate(choices):
+        first_choice.setdefault(choice, index)
+    # Each distinct text still to score, and every position it appears at.
+    pending: dict[str, list[int]] = {}
+    for position, text in enumerate(texts):
+        if text in first_choice:
+            # Only an identical string scores 100, and argmax would take its first copy.
+            results[position] = BestCandidate(first_choice[text], 100.0)
+        else:
+            pending.setdefault(text, []).append(position)
+    distinct = list(pending)
+
+    def record(indices: list[int], scores: np.ndarray, *, accept_below: bool) -> list[int]:
+        below: list[int] = []
+        for row, distinct_index in enumerate(indices):
+            column = int(scores[row].argmax())
+            score = round(float(scores[row, column]), _SCORE_DECIMALS)
+            if score < threshold and not accept_below:
+                below.append(distinct_index)
+                continue
+            for position in pending[distinct[distinct_index]]:
+                results[position] = BestCandidate(column, score)
+        return below
+
+    # A hair below the threshold: rapidfuzz compares unrounded floats.
+    cutoff = max(0.0, threshold - 1e-6)
+    below: list[int] = []
+    for indices, scores in _score_blocks(list(range(len(distinct))), distinct, choices, cutoff):
+        below += record(indices, scores, accept_below=False)
+    for indices, scores in _score_blocks(below, distinct, choices, None):
+        record(indices, scores, accept_below=True)
+    return results
+
+
+def _score_blocks(
+    indices: list[int],
+    texts: Sequence[str],
+    choices: Sequence[str],
+    cutoff: float | None,
+) -> Iterator[tuple[list[int], np.ndarray]]:
+    rows_per_block = max(1, _BLOCK_CELLS // len(choices))
+    for start in range(0, len(indices), rows_per_block):
+        block = indices[start : start + rows_per_block]
+        scores = process.cdist(
+            [texts[index] for index in block],
+            choices,
+            scorer=fuzz.ratio,
+            score_cutoff=cutoff,
+            dtype=np.float64,
+            workers=-1,
+        )
+        yield block, scores
+
+
+@dataclass(frozen=True)
+class MatchedEntry:
+    """An entry assigned to a question; ``score`` is ``None`` for an ID key."""
+
+    question_number: int
+    entry: RagEntry
+    confidence: Confidence
+    score: float | None
+    order: int
+
+    def describe(self) -> str:
+        how = "by its ID key" if self.score is None else f"at {display_score(self.score)}"
+        return f"{self.entry.origin} ({how})"
+
+
+@dataclass(frozen=True)
+class UnmatchedEntry:
+    """An entry no question was assigned to, with its nearest candidate if there is one."""
+
+    entry: RagEntry
+    best_question_number: int | None
+    best_question: str | None
+    best_score: float | None
+
+    def message(self, threshold: float, questions_name: str) -> str:
+        """The warning shown for this entry."""
+        entry = self.entry
+        if entry.question is None:
+            return (
+                f"{entry.origin}: question number {entry.question_id} is not in "
+                f"{questions_name} (entry skipped)"
+            )
+        shown = quote_snippet(entry.question)
+        if self.best_question_number is None or self.best_score is None:
+            return f"{entry.origin}: no question to match {shown} against (entry skipped)"
+        return (
+            f"{entry.origin}: no question in {questions_name} matches {shown}; the best "
+            f"candidate is question {self.best_question_number} "
+            f"{quote_snippet(self.best_question or '')} at {display_score(self.best_score)}, "
+            f"below the threshold {threshold:g} (entry skipped)"
+        )
+
+
+@dataclass(frozen=True)
+class LostClaim:
+    """An entry that matched a question another entry matched better (or first)."""
+
+    loser: MatchedEntry
+    winner: MatchedEntry
+
+    def message(self) -> str:
+        """The warning shown for the losing entry."""
+        loser, winner = self.loser, self.winner
+        if winner.score is None and loser.score is None:
+            why = "was read first"
+        elif loser.score is None:
+            why = "matched by question text, which wins over an ID key"
+        elif winner.score is not None and winner.score > loser.score:
+            why = "matched better"
+        else:
+            why = "matched as well and was read first"
+        return (
+            f"{loser.describe()} also answers question {loser.question_number}, but "
+            f"{winner.describe()} {why}; kept that one (entry skipped)"
+        )
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """The outcome of matching: one entry per question, and what was left over."""
+
+    matched: list[MatchedEntry]
+    unmatched: list[UnmatchedEntry]
+    lost_claims: list[LostClaim]
+
+
+def assign_entries(
+    entries: Sequence[RagEntry],
+    questions: Mapping[int, str],
+    threshold: float = DEFAULT_THRESHOLD,
+) -> Assignment:
+    """Assign each entry to a question of ``questions`` (number -> text); see module doc."""
+    numbers = [number for number, text in sorted(questions.items()) if normalise_question(text)]
+    choices = [normalise_question(questions[number]) for number in numbers]
+    text_positions = [i for i, entry in enumerate(entries) if entry.question is not None]
+    found = best_candidates(
+        [normalise_question(entries[i].question or "") for i in text_positions],
+        choices,
+        threshold,
+    )
+    best_by_position = dict(zip(text_positions, found, strict=True))
+
+    claims: list[MatchedEntry] = []
+    unmatched: list[UnmatchedEntry] = []
+    for order, entry in enumerate(entries):
+        if entry.question is None:
+            if entry.question_id in questions:
+                claims.append(MatchedEntry(entry.question_id, entry, Confidence.ID, None, order))
+            else:
+                unmatched.append(UnmatchedEntry(entry, None, None, None))
+            continue
+        best = best_by_position[order]
+        if best is None:
+            unmatched.append(UnmatchedEntry(entry, None, None, None))
+            continue
+        number = numbers[best.index]
+        confidence = confidence_label(best.score, threshold)
+        if confidence is Confidence.FAILED:
+            unmatched.append(UnmatchedEntry(entry, number, questions[number], best.score))
+        else:
+            claims.append(MatchedEntry(number, entry, confidence, best.score, order))
+
+    winners: dict[int, MatchedEntry] = {}
+    lost: list[LostClaim] = []
+    for claim in sorted(claims, key=_claim_strength):
+        current = winners.get(claim.question_number)
+        if current is None:
+            winners[claim.question_number] = claim
+        else:
+            lost.append(LostClaim(claim, current))
+    lost.sort(key=lambda item: item.loser.order)
+    matched = [winners[number] for number in sorted(winners)]
+    return Assignment(matched, unmatched, lost)
+
+
+def _claim_strength(claim: MatchedEntry) -> tuple[int, float, int]:
+    # Sorted ascending, so the strongest claim on each question comes first.
+    if claim.score is None:
+        return (1, 0.0, claim.order)
+    return (0, -claim.score, claim.order)

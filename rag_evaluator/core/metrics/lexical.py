@@ -1,0 +1,263 @@
+"""Lexical metrics: word, number and phrase checks of an answer against its ground truth.
+
+Pure functions on strings (seed 000, plus the uncertainty phrases of seed 001). Every score
+is on 0-1; a score that cannot be defined for its inputs (no keywords, no numbers, no list
+items, no facts in the ground truth) is ``None``, never 0 or NaN.
+
+Text is compared as a sequence of tokens: words (case-folded) and numbers, where a number is
+compared by value, so ``$604``, ``604`` and ``604.0`` are the same token and ``1,234`` is
+``1234``. A phrase, fact or list item is present when its token sequence occurs,
+contiguously, in the answer's token sequence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+# A number: optional sign (only when not glued to a word, so "C-1" is 1, not -1), optional
+# "$", digits with optional thousands separators and decimals, optional "%".
+_NUMBER_PATTERN = r"(?<![\w.])-?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?"
+_TOKEN = re.compile(rf"(?P<number>{_NUMBER_PATTERN})|(?P<word>[^\W_]+)")
+_NUMBER = re.compile(_NUMBER_PATTERN)
+_UPPER = "A-ZÀ-ÖØ-Þ"
+# A capitalised phrase: a capitalised word followed by capitalised words or numbers on the
+# same line ("Territory 118", "Rule C-1", "New York City").
+_CAPITALISED_PHRASE = re.compile(
+    rf"(?<![\w-])[{_UPPER}][\w'’-]*(?:[ \t]+(?:[{_UPPER}][\w'’-]*|\$?\d[\d,.]*%?))*"
+)
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d+[.)])[ \t]+(?P<text>\S.*)$", re.MULTILINE)
+# Where a list item's label ends: "* Rule C-1: territory definitions" is labelled "Rule C-1".
+_LABEL_END = re.compile(r":|\s[-–—]\s")
+_MARKDOWN_EMPHASIS = re.compile(r"[*_`]+")
+
+_STOP_WORD_TEXT = """
+a about above after again against all also am an and any are as at be because been
+before being below between both but by can could did do does doing down during each
+either else ever every few for from further had has have having he her here hers
+herself him himself his how i if in into is it its itself just like many may me might
+more most much must my myself neither no nor not now of off on once only or other
+ought our ours ourselves out over own per same shall she should since so some such
+than that the their theirs them themselves then there these they this those through
+thus to too under until up upon us very was we were what when where whether which
+while who whom whose why will with within without would yet you your yours yourself
+yourselves
+"""
+STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
+
+# Seed 001's uncertainty phrases, matched anywhere in the case-folded answer.
+UNCERTAINTY_PHRASES = (
+    "i don't know",
+    "i do not know",
+    "unknown",
+    "not sure",
+    "cannot determine",
+    "no information",
+    "insufficient data",
+    "unable to answer",
+    "cannot answer",
+    "don't have enough information",
+    "not available",
+    "no data",
+)
+# Seed 001: a very short answer (under 10 characters) holding one of these is a non-answer.
+SHORT_NON_ANSWER_WORDS = ("unknown", "n/a", "none", "null")
+SHORT_ANSWER_LENGTH = 10
+
+# Seed 000's source indicators; each distinct indicator found counts once.
+SOURCE_INDICATORS: dict[str, re.Pattern[str]] = {
+    "source:": re.compile(r"\bsource\s*:", re.IGNORECASE),
+    "table:": re.compile(r"\btable\s*:", re.IGNORECASE),
+    "page": re.compile(r"\bpages?\b", re.IGNORECASE),
+    "document": re.compile(r"\bdocuments?\b", re.IGNORECASE),
+    "pdf": re.compile(r"\bpdfs?\b", re.IGNORECASE),
+    "according to": re.compile(r"\baccording\s+to\b", re.IGNORECASE),
+    "based on": re.compile(r"\bbased\s+on\b", re.IGNORECASE),
+    "from": re.compile(r"\bfrom\b", re.IGNORECASE),
+}
+CITATIONS_FOR_FULL_SCORE = 3
+
+KEYWORD_MIN_LETTERS = 4
+
+Token = str | Decimal
+
+
+@dataclass(frozen=True)
+class Keywords:
+    """The keywords of a text: each is a token sequence (a phrase, a number or a word)."""
+
+    items: tuple[tuple[Token, ...], ...]
+
+
+def _normalise_text(text: str) -> str:
+    return text.replace("’", "'").replace("‘", "'")
+
+
+def parse_number(text: str) -> Decimal | None:
+    """The value of a number as written in text: ``$1,234.50`` -> 1234.50, ``0.3%`` -> 0.3."""
+    cleaned = text.replace("$", "").replace(",", "").replace("%", "")
+    try:
+        return Decimal(cleaned)
+    except InvalidOperation:
+        return None
+
+
+def tokenize(text: str) -> list[Token]:
+    """Words (case-folded) and numbers (as values) of ``text``, in order."""
+    tokens: list[Token] = []
+    for match in _TOKEN.finditer(_normalise_text(text)):
+        number_text = match.group("number")
+        if number_text is not None:
+            value = parse_number(number_text)
+            if value is not None:
+                tokens.append(value)
+                continue
+        tokens.append(match.group(0).casefold())
+    return tokens
+
+
+def extract_numbers(text: str) -> set[Decimal]:
+    """Every number in ``text``, by value (``$604`` and ``604.0`` are both 604)."""
+    numbers: set[Decimal] = set()
+    for match in _NUMBER.finditer(_normalise_text(text)):
+        value = parse_number(match.group(0))
+        if value is not None:
+            numbers.add(value)
+    return numbers
+
+
+def contains_sequence(tokens: Sequence[Token], wanted: Sequence[Token]) -> bool:
+    """Whether ``wanted`` occurs contiguously in ``tokens`` (numbers compared by value)."""
+    if not wanted:
+        return False
+    width = len(wanted)
+    first = wanted[0]
+    for start in range(len(tokens) - width + 1):
+        if tokens[start] == first and list(tokens[start : start + width]) == list(wanted):
+            return True
+    return False
+
+
+def _is_number(token: Token) -> bool:
+    return isinstance(token, Decimal)
+
+
+def _is_content_word(token: Token) -> bool:
+    return (
+        isinstance(token, str)
+        and len(token) >= KEYWORD_MIN_LETTERS
+        and token.isalpha()
+        and token not in STOP_WORDS
+    )
+
+
+def extract_keywords(text: str) -> Keywords:
+    """Seed 000's keywords: capitalised phrases, numbers (with $ or %), and words of 4+ letters
+    that are not stop words. Leading stop words are dropped from a phrase ("The Territory 118"
+    -> "Territory 118"); duplicates are kept once."""
+    found: dict[tuple[Token, ...], None] = {}
+    for match in _CAPITALISED_PHRASE.finditer(_normalise_text(text)):
+        phrase = tokenize(match.group(0))
+        while phrase and not _is_number(phrase[0]) and phrase[0] in STOP_WORDS:
+            phrase = phrase[1:]
+        if phrase:
+            found[tuple(phrase)] = None
+    for token in tokenize(text):
+        if _is_number(token) or _is_content_word(token):
+            found[(token,)] = None
+    return Keywords(tuple(found))
+
+
+def _normalised_for_equality(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def exact_match(answer: str, ground_truth: str) -> float:
+    """1.0 when the texts are equal ignoring case and whitespace runs, else 0.0."""
+    return (
+        1.0 if _normalised_for_equality(answer) == _normalised_for_equality(ground_truth) else 0.0
+    )
+
+
+def keyword_coverage(answer: str, ground_truth: str) -> float | None:
+    """Share of the ground truth's keywords found in the answer; ``None`` if it has none."""
+    keywords = extract_keywords(ground_truth).items
+    if not keywords:
+        return None
+    answer_tokens = tokenize(answer)
+    found = sum(1 for keyword in keywords if contains_sequence(answer_tokens, keyword))
+    return found / len(keywords)
+
+
+def number_match(answer: str, ground_truth: str) -> float | None:
+    """Share of the ground truth's distinct numbers present in the answer, compared as
+    numbers; ``None`` when the ground truth has no number."""
+    expected = extract_numbers(ground_truth)
+    if not expected:
+        return None
+    present = extract_numbers(answer)
+    return len(expected & present) / len(expected)
+
+
+def answer_completeness(answer: str, ground_truth: str) -> float | None:
+    """Mean of the word-count ratio (capped at 1) and keyword coverage; ``None`` when the
+    ground truth has no keyword (and so no words)."""
+    coverage = keyword_coverage(answer, ground_truth)
+    if coverage is None:
+        return None
+    expected_words = len(ground_truth.split())
+    length_score = min(len(answer.split()) / expected_words, 1.0)
+    return (length_score + coverage) / 2
+
+
+def citation_quality(answer: str) -> float:
+    """Distinct source indicators in the answer divided by 3, capped at 1."""
+    found = sum(1 for pattern in SOURCE_INDICATORS.values() if pattern.search(answer))
+    return min(found / CITATIONS_FOR_FULL_SCORE, 1.0)
+
+
+def dont_know(answer: str) -> float:
+    """1.0 when the answer admits it does not know (seed 001's phrases), else 0.0."""
+    folded = " ".join(_normalise_text(answer).casefold().split())
+    if any(phrase in folded for phrase in UNCERTAINTY_PHRASES):
+        return 1.0
+    if len(folded) < SHORT_ANSWER_LENGTH and any(word in folded for word in SHORT_NON_ANSWER_WORDS):
+        return 1.0
+    return 0.0
+
+
+def list_items(text: str) -> list[str]:
+    """The labels of the markdown list items (``*``, ``-``, ``+``, ``1.``, ``1)``) in text.
+
+    A label is the item's text up to a ``:`` or a spaced dash, without emphasis marks.
+    """
+    labels: list[str] = []
+    for match in _LIST_ITEM.finditer(text):
+        item = _MARKDOWN_EMPHASIS.sub("", match.group("text"))
+        label = _LABEL_END.split(item, maxsplit=1)[0].strip()
+        if label:
+            labels.append(label)
+    return labels
+
+
+def _share_present(answer: str, phrases: Sequence[str]) -> float | None:
+    sequences = [tokens for tokens in (tokenize(phrase) for phrase in phrases) if tokens]
+    unique = list(dict.fromkeys(tuple(tokens) for tokens in sequences))
+    if not unique:
+        return None
+    answer_tokens = tokenize(answer)
+    return sum(1 for wanted in unique if contains_sequence(answer_tokens, wanted)) / len(unique)
+
+
+def list_coverage(answer: str, ground_truth: str) -> float | None:
+    """Share of the ground truth's markdown list items whose label appears in the answer;
+    ``None`` when the ground truth has no list."""
+    return _share_present(answer, list_items(ground_truth))
+
+
+def fact_score(answer: str, required_facts: Sequence[str]) -> float | None:
+    """Share of the required facts present in the answer (numbers compared as numbers);
+    ``None`` when no fact is given."""
+    return _share_present(answer, required_facts)

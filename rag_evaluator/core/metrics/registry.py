@@ -1,0 +1,259 @@
+"""The named offline metrics of each family, in display order.
+
+Each family maps a metric's column name to a ``MetricDefinition``: the function computing
+it from that family's per-row input, the optional input fields it cannot do without, and the
+reason its value is ``None`` when those inputs are present but the metric is still undefined.
+The evaluate run walks these tables; adding a metric is adding an entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from rag_evaluator.core import fields
+from rag_evaluator.core.metrics import lexical, overlap, retrieval, semantic
+from rag_evaluator.core.records import EvaluationItem
+
+InputT = TypeVar("InputT")
+
+LEXICAL = "lexical"
+OVERLAP = "overlap"
+RETRIEVAL = "retrieval"
+SEMANTIC = "semantic"
+OFFLINE_FAMILIES = (LEXICAL, OVERLAP, RETRIEVAL, SEMANTIC)
+
+# The optional EvaluationItem fields a metric may need, and how to name their absence.
+CONTEXTS = "contexts"
+RELEVANT_CONTEXTS = "relevant_contexts"
+REQUIRED_FACTS = "required_facts"
+MISSING_INPUT_REASONS = {
+    CONTEXTS: f"no {fields.CONTEXTS} in rag_answers.csv",
+    RELEVANT_CONTEXTS: f"no {fields.RELEVANT_CONTEXTS} in ground_truth.csv",
+    REQUIRED_FACTS: f"no {fields.REQUIRED_FACTS} in ground_truth.csv",
+}
+
+
+@dataclass(frozen=True)
+class MetricDefinition(Generic[InputT]):
+    """One metric column: how to compute it and why it can be empty."""
+
+    name: str
+    compute: Callable[[InputT], float | None]
+    needs: tuple[str, ...] = ()
+    undefined_reason: str = ""
+
+
+@dataclass(frozen=True)
+class RetrievalInputs:
+    """A row's retrieval input: its ranked matches and the cut-off k."""
+
+    ranked: retrieval.RankedMatches
+    k: int
+
+
+@dataclass(frozen=True)
+class BertScores:
+    """BERTScore of the answer against the ground truth, as the bert-score package gives it."""
+
+    precision: float
+    recall: float
+    f1: float
+
+
+@dataclass(frozen=True)
+class SemanticInputs:
+    """A row's texts with the cosines the embedding pass computed for them.
+
+    ``question_context_cosines`` has one entry per non-blank context;
+    ``sentence_support`` one per answer sentence: its best cosine with any context
+    (``None`` when there is no context). ``bert_scores`` is ``None`` when not computed.
+    """
+
+    item: EvaluationItem
+    answer_ground_truth_cosine: float | None
+    question_answer_cosine: float | None
+    question_context_cosines: tuple[float, ...]
+    sentence_support: tuple[float | None, ...]
+    bert_scores: BertScores | None
+
+
+def _facts(item: EvaluationItem) -> list[str]:
+    return item.required_facts or []
+
+
+def _rouge(key: str) -> Callable[[EvaluationItem], float | None]:
+    def compute(item: EvaluationItem) -> float | None:
+        scores = overlap.rouge_f1(item.rag_answer, item.ground_truth)
+        return None if scores is None else scores[key]
+
+    return compute
+
+
+def _bert(component: str) -> Callable[[SemanticInputs], float | None]:
+    def compute(inputs: SemanticInputs) -> float | None:
+        raw = None if inputs.bert_scores is None else getattr(inputs.bert_scores, component)
+        return semantic.pair_score(inputs.item.rag_answer, inputs.item.ground_truth, raw)
+
+    return compute
+
+
+def _table(*definitions: MetricDefinition[InputT]) -> dict[str, MetricDefinition[InputT]]:
+    return {definition.name: definition for definition in definitions}
+
+
+_NO_KEYWORDS = "the ground truth has no keywords"
+_EMPTY_GROUND_TRUTH = "the ground truth is empty"
+_NO_GOLDEN = "no relevant chunk is listed"
+
+LEXICAL_METRICS: dict[str, MetricDefinition[EvaluationItem]] = _table(
+    MetricDefinition(
+        "exact_match", lambda item: lexical.exact_match(item.rag_answer, item.ground_truth)
+    ),
+    MetricDefinition(
+        "keyword_coverage",
+        lambda item: lexical.keyword_coverage(item.rag_answer, item.ground_truth),
+        undefined_reason=_NO_KEYWORDS,
+    ),
+    MetricDefinition(
+        "number_match",
+        lambda item: lexical.number_match(item.rag_answer, item.ground_truth),
+        undefined_reason="the ground truth has no numbers",
+    ),
+    MetricDefinition(
+        "answer_completeness",
+        lambda item: lexical.answer_completeness(item.rag_answer, item.ground_truth),
+        undefined_reason=_NO_KEYWORDS,
+    ),
+    MetricDefinition("citation_quality", lambda item: lexical.citation_quality(item.rag_answer)),
+    MetricDefinition("dont_know", lambda item: lexical.dont_know(item.rag_answer)),
+    MetricDefinition(
+        "list_coverage",
+        lambda item: lexical.list_coverage(item.rag_answer, item.ground_truth),
+        undefined_reason="the ground truth has no markdown list",
+    ),
+    MetricDefinition(
+        "fact_score",
+        lambda item: lexical.fact_score(item.rag_answer, _facts(item)),
+        needs=(REQUIRED_FACTS,),
+        undefined_reason="the Required Facts cell lists no fact",
+    ),
+)
+
+OVERLAP_METRICS: dict[str, MetricDefinition[EvaluationItem]] = _table(
+    MetricDefinition(
+        "bleu",
+        lambda item: overlap.bleu(item.rag_answer, [item.ground_truth]),
+        undefined_reason=_EMPTY_GROUND_TRUTH,
+    ),
+    MetricDefinition("rouge1", _rouge("rouge1"), undefined_reason=_EMPTY_GROUND_TRUTH),
+    MetricDefinition("rouge2", _rouge("rouge2"), undefined_reason=_EMPTY_GROUND_TRUTH),
+    MetricDefinition("rouge_l", _rouge("rougeL"), undefined_reason=_EMPTY_GROUND_TRUTH),
+)
+
+_RETRIEVAL_NEEDS = (CONTEXTS, RELEVANT_CONTEXTS)
+RETRIEVAL_METRICS: dict[str, MetricDefinition[RetrievalInputs]] = _table(
+    MetricDefinition(
+        "precision_at_k",
+        lambda row: retrieval.precision_at_k(row.ranked, row.k),
+        needs=_RETRIEVAL_NEEDS,
+    ),
+    MetricDefinition(
+        "recall_at_k",
+        lambda row: retrieval.recall_at_k(row.ranked, row.k),
+        needs=_RETRIEVAL_NEEDS,
+        undefined_reason=_NO_GOLDEN,
+    ),
+    MetricDefinition(
+        "f1_at_k",
+        lambda row: retrieval.f1_at_k(row.ranked, row.k),
+        needs=_RETRIEVAL_NEEDS,
+        undefined_reason=_NO_GOLDEN,
+    ),
+    MetricDefinition(
+        "mrr",
+        lambda row: retrieval.reciprocal_rank(row.ranked),
+        needs=_RETRIEVAL_NEEDS,
+        undefined_reason=_NO_GOLDEN,
+    ),
+    MetricDefinition(
+        "ndcg_at_k",
+        lambda row: retrieval.ndcg_at_k(row.ranked, row.k),
+        needs=_RETRIEVAL_NEEDS,
+        undefined_reason=_NO_GOLDEN,
+    ),
+    MetricDefinition(
+        "hybrid_log_rank",
+        lambda row: retrieval.hybrid_log_rank(row.ranked),
+        needs=_RETRIEVAL_NEEDS,
+        undefined_reason=_NO_GOLDEN,
+    ),
+)
+
+_NO_CONTEXT = "no context was retrieved"
+SEMANTIC_METRICS: dict[str, MetricDefinition[SemanticInputs]] = _table(
+    MetricDefinition(
+        "semantic_similarity",
+        lambda inputs: semantic.pair_score(
+            inputs.item.rag_answer, inputs.item.ground_truth, inputs.answer_ground_truth_cosine
+        ),
+        undefined_reason=_EMPTY_GROUND_TRUTH,
+    ),
+    MetricDefinition(
+        "answer_relevance",
+        lambda inputs: semantic.pair_score(
+            inputs.item.rag_answer, inputs.item.question, inputs.question_answer_cosine
+        ),
+        undefined_reason="the question is empty",
+    ),
+    MetricDefinition(
+        "answer_correctness",
+        lambda inputs: semantic.pair_score(
+            inputs.item.rag_answer, inputs.item.ground_truth, inputs.answer_ground_truth_cosine
+        ),
+        undefined_reason=_EMPTY_GROUND_TRUTH,
+    ),
+    MetricDefinition(
+        "context_relevance",
+        lambda inputs: semantic.mean_similarity_from_cosines(inputs.question_context_cosines),
+        needs=(CONTEXTS,),
+        undefined_reason=_NO_CONTEXT,
+    ),
+    MetricDefinition(
+        "context_sufficiency",
+        lambda inputs: semantic.share_at_least_from_cosines(
+            inputs.question_context_cosines, semantic.SUFFICIENCY_THRESHOLD
+        ),
+        needs=(CONTEXTS,),
+        undefined_reason=_NO_CONTEXT,
+    ),
+    MetricDefinition(
+        "hallucination",
+        lambda inputs: semantic.hallucination_from_cosines(inputs.sentence_support),
+        needs=(CONTEXTS,),
+        undefined_reason="the answer has no sentence",
+    ),
+    MetricDefinition(
+        "bert_score_precision", _bert("precision"), undefined_reason=_EMPTY_GROUND_TRUTH
+    ),
+    MetricDefinition("bert_score_recall", _bert("recall"), undefined_reason=_EMPTY_GROUND_TRUTH),
+    MetricDefinition("bert_score_f1", _bert("f1"), undefined_reason=_EMPTY_GROUND_TRUTH),
+)
+
+FAMILY_METRICS: dict[str, dict[str, MetricDefinition[Any]]] = {
+    LEXICAL: LEXICAL_METRICS,
+    OVERLAP: OVERLAP_METRICS,
+    RETRIEVAL: RETRIEVAL_METRICS,
+    SEMANTIC: SEMANTIC_METRICS,
+}
+
+
+def metric_names(family: str) -> list[str]:
+    """The column names of a family, in display order."""
+    return list(FAMILY_METRICS[family])
+
+
+def missing_inputs(item: EvaluationItem, definition: MetricDefinition[Any]) -> list[str]:
+    """The optional fields ``definition`` needs that ``item`` lacks."""
+    return [name for name in definition.needs if getattr(item, name) is None]

@@ -1,0 +1,322 @@
+"""Retrieval metrics (seed 004): how well the ranked retrieved chunks cover the golden chunks.
+
+Everything is computed from one ``RankedMatches`` record: for each retrieved chunk, in rank
+order, the golden chunks it matches. Matching is either exact (same text once whitespace runs
+are collapsed) or by cosine similarity at or above a threshold (0.8 by default); both build
+the same record, so every metric has one definition.
+
+Definitions (k is the cut-off, G the number of distinct golden chunks, n the number of
+retrieved chunks):
+
+- P@k  = relevant retrieved chunks among the first k / k (divides by k even when fewer than
+  k chunks were retrieved, as the seed and trec_eval do)
+- R@k  = golden chunks matched within the first k / G
+- F1@k = 2·P·R / (P + R), 0 when both are 0
+- RR   = 1 / rank of the first relevant chunk, 0 when none is (the mean over questions is MRR)
+- nDCG@k with binary gains: DCG = Σ_{i≤k} gain_i / log2(i + 1), where gain_i is 1 when chunk
+  i matches a golden chunk no earlier chunk matched; IDCG = Σ_{i≤min(G,k)} 1 / log2(i + 1)
+- hybrid = α·recall + (1 − α)·mean over golden chunks of log_rank(rank), where recall is over
+  the whole list, rank is the first rank matching that golden chunk (score 0 when unmatched)
+  and log_rank(r) = 1 − ln(1 + γ(r − 1)) / ln(1 + γ(n − 1)); with n = 1 the only rank scores 1
+
+With no golden chunk (G = 0) recall, F1, RR, nDCG and hybrid are undefined (``None``), while
+P@k is 0: none of the retrieved chunks can be relevant.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rag_evaluator.core.metrics.semantic import Vector, similarity_matrix
+from rag_evaluator.errors import UsageError
+
+DEFAULT_K = 5
+DEFAULT_SIMILARITY_THRESHOLD = 0.8
+DEFAULT_GAMMA = 1.0
+DEFAULT_ALPHA = 0.5
+
+
+@dataclass(frozen=True)
+class RankedMatches:
+    """For each retrieved chunk in rank order, the indices of the golden chunks it matches."""
+
+    matches: tuple[frozenset[int], ...]
+    golden_count: int
+
+    @property
+    def retrieved_count(self) -> int:
+        return len(self.matches)
+
+
+def normalise_chunk(text: str) -> str:
+    """The form in which chunks are compared for an exact match: whitespace runs collapsed."""
+    return " ".join(text.split())
+
+
+def distinct_chunks(chunks: Sequence[str]) -> list[str]:
+    """Non-blank chunks, normalised, repeats dropped (first occurrence keeps its rank)."""
+    normalised = (normalise_chunk(chunk) for chunk in chunks)
+    return list(dict.fromkeys(chunk for chunk in normalised if chunk))
+
+
+def exact_matches(retrieved_chunks: Sequence[str], golden_chunks: Sequence[str]) -> RankedMatches:
+    """Match chunks by text. Blank and repeated chunks are dropped first, so a chunk retrieved
+    twice counts once."""
+    golden = distinct_chunks(golden_chunks)
+    golden_index = {chunk: index for index, chunk in enumerate(golden)}
+    matches = tuple(
+        frozenset((golden_index[chunk],)) if chunk in golden_index else frozenset()
+        for chunk in distinct_chunks(retrieved_chunks)
+    )
+    return RankedMatches(matches, len(golden))
+
+
+def similarity_matches(
+    similarities: Sequence[Sequence[float]],
+    golden_count: int,
+    threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
+) -> RankedMatches:
+    """Match chunks by cosine: ``similarities[i][j]`` is retrieved chunk i against golden
+    chunk j; a pair matches when it is at least ``threshold``."""
+    _check_threshold(threshold)
+    matches = tuple(
+        frozenset(j for j, cosine in enumerate(row) if cosine >= threshold) for row in similarities
+    )
+    return RankedMatches(matches, golden_count)
+
+
+def _check_k(k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise UsageError(f"k must be a whole number of at least 1 (got {k!r}). Use for example 5")
+
+
+def _check_threshold(threshold: float) -> None:
+    if not 0.0 <= threshold <= 1.0:
+        raise UsageError(
+            f"The similarity threshold must be between 0 and 1 (got {threshold}). Use for "
+            "example 0.8"
+        )
+
+
+def _relevant_in_top(ranked: RankedMatches, k: int) -> int:
+    return sum(1 for matched in ranked.matches[:k] if matched)
+
+
+def _golden_found_in_top(ranked: RankedMatches, k: int) -> int:
+    found: set[int] = set()
+    for matched in ranked.matches[:k]:
+        found |= matched
+    return len(found)
+
+
+def precision_at_k(ranked: RankedMatches, k: int = DEFAULT_K) -> float:
+    """Relevant chunks among the first k, divided by k."""
+    _check_k(k)
+    return _relevant_in_top(ranked, k) / k
+
+
+def recall_at_k(ranked: RankedMatches, k: int = DEFAULT_K) -> float | None:
+    """Golden chunks matched within the first k, divided by the number of golden chunks."""
+    _check_k(k)
+    if ranked.golden_count == 0:
+        return None
+    return _golden_found_in_top(ranked, k) / ranked.golden_count
+
+
+def f1_at_k(ranked: RankedMatches, k: int = DEFAULT_K) -> float | None:
+    """Harmonic mean of P@k and R@k; 0 when both are 0."""
+    recall = recall_at_k(ranked, k)
+    if recall is None:
+        return None
+    precision = precision_at_k(ranked, k)
+    if precision + recall == 0:
+        return 0.0
+    return 2 * precision * recall / (precision + recall)
+
+
+def reciprocal_rank(ranked: RankedMatches) -> float | None:
+    """1 / rank of the first relevant chunk over the whole list; 0 when none is relevant."""
+    if ranked.golden_count == 0:
+        return None
+    for rank, matched in enumerate(ranked.matches, start=1):
+        if matched:
+            return 1.0 / rank
+    return 0.0
+
+
+def ndcg_at_k(ranked: RankedMatches, k: int = DEFAULT_K) -> float | None:
+    """Normalised discounted cumulative gain at k with binary gains (trec_eval's ndcg_cut)."""
+    _check_k(k)
+    if ranked.golden_count == 0:
+        return None
+    credited: set[int] = set()
+    dcg = 0.0
+    for position, matched in enumerate(ranked.matches[:k], start=1):
+        new = matched - credited
+        if new:
+            credited |= new
+            dcg += 1.0 / math.log2(position + 1)
+    ideal = sum(
+        1.0 / math.log2(position + 1) for position in range(1, min(ranked.golden_count, k) + 1)
+    )
+    return dcg / ideal
+
+
+def log_rank_score(rank: int, n: int, gamma: float = DEFAULT_GAMMA) -> float:
+    """1 − ln(1 + γ(rank − 1)) / ln(1 + γ(n − 1)): 1 at rank 1, 0 at rank n.
+
+    With a single retrieved chunk (n = 1) its only rank scores 1.
+    """
+    if gamma <= 0:
+        raise UsageError(f"gamma must be greater than 0 (got {gamma}). Use for example 1.0")
+    if not 1 <= rank <= n:
+        raise UsageError(f"rank {rank} is outside the retrieved list of {n} chunk(s)")
+    if n == 1:
+        return 1.0
+    return 1.0 - math.log(1.0 + gamma * (rank - 1)) / math.log(1.0 + gamma * (n - 1))
+
+
+def hybrid_log_rank(
+    ranked: RankedMatches, gamma: float = DEFAULT_GAMMA, alpha: float = DEFAULT_ALPHA
+) -> float | None:
+    """α·recall + (1 − α)·mean log-rank score of the golden chunks (0 for an unmatched one)."""
+    if not 0.0 <= alpha <= 1.0:
+        raise UsageError(f"alpha must be between 0 and 1 (got {alpha}). Use for example 0.5")
+    if gamma <= 0:
+        raise UsageError(f"gamma must be greater than 0 (got {gamma}). Use for example 1.0")
+    if ranked.golden_count == 0:
+        return None
+    first_rank: dict[int, int] = {}
+    for rank, matched in enumerate(ranked.matches, start=1):
+        for golden in matched:
+            first_rank.setdefault(golden, rank)
+    n = ranked.retrieved_count
+    recall = len(first_rank) / ranked.golden_count
+    rank_quality = (
+        math.fsum(log_rank_score(rank, n, gamma) for rank in first_rank.values())
+        / ranked.golden_count
+    )
+    return alpha * recall + (1.0 - alpha) * rank_quality
+
+
+# --- the seed's signatures: chunks (exact) or embeddings (similarity) in, a score out ---
+
+
+def _similarity_ranked(
+    retrieved_embeddings: Sequence[Vector],
+    ground_truth_embeddings: Sequence[Vector],
+    similarity_threshold: float,
+) -> RankedMatches:
+    matrix = similarity_matrix(retrieved_embeddings, ground_truth_embeddings)
+    return similarity_matches(matrix, len(ground_truth_embeddings), similarity_threshold)
+
+
+def precision_at_k_exact(
+    retrieved_chunks: Sequence[str], ground_truth_chunks: Sequence[str], k: int
+) -> float:
+    """P@k with exact matching."""
+    return precision_at_k(exact_matches(retrieved_chunks, ground_truth_chunks), k)
+
+
+def precision_at_k_similarity(
+    retrieved_embeddings: Sequence[Vector],
+    ground_truth_embeddings: Sequence[Vector],
+    k: int,
+    similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
+) -> float:
+    """P@k with cosine matching."""
+    ranked = _similarity_ranked(retrieved_embeddings, ground_truth_embeddings, similarity_threshold)
+    return precision_at_k(ranked, k)
+
+
+def recall_at_k_exact(
+    retrieved_chunks: Sequence[str], ground_truth_chunks: Sequence[str], k: int
+) -> float | None:
+    """R@k with exact matching; ``None`` without golden chunks."""
+    return recall_at_k(exact_matches(retrieved_chunks, ground_truth_chunks), k)
+
+
+def recall_at_k_similarity(
+    retrieved_embeddings: Sequence[Vector],
+    ground_truth_embeddings: Sequence[Vector],
+    k: int,
+    similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
+) -> float | None:
+    """R@k with cosine matching; ``None`` without golden chunks."""
+    ranked = _similarity_ranked(retrieved_embeddings, ground_truth_embeddings, similarity_threshold)
+    return recall_at_k(ranked, k)
+
+
+def f1_at_k_exact(
+    retrieved_chunks: Sequence[str], ground_truth_chunks: Sequence[str], k: int
+) -> float | None:
+    """F1@k with exact matching; ``None`` without golden chunks."""
+    return f1_at_k(exact_matches(retrieved_chunks, ground_truth_chunks), k)
+
+
+def f1_at_k_similarity(
+    retrieved_embeddings: Sequence[Vector],
+    ground_truth_embeddings: Sequence[Vector],
+    k: int,
+    similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
+) -> float | None:
+    """F1@k with cosine matching; ``None`` without golden chunks."""
+    ranked = _similarity_ranked(retrieved_embeddings, ground_truth_embeddings, similarity_threshold)
+    return f1_at_k(ranked, k)
+
+
+def mrr_exact(retrieved_chunks: Sequence[str], ground_truth_chunks: Sequence[str]) -> float | None:
+    """Reciprocal rank of the first exactly matching chunk (MRR over one question)."""
+    return reciprocal_rank(exact_matches(retrieved_chunks, ground_truth_chunks))
+
+
+def mrr_similarity(
+    retrieved_embeddings: Sequence[Vector],
+    ground_truth_embeddings: Sequence[Vector],
+    similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
+) -> float | None:
+    """Reciprocal rank of the first chunk matching by cosine."""
+    ranked = _similarity_ranked(retrieved_embeddings, ground_truth_embeddings, similarity_threshold)
+    return reciprocal_rank(ranked)
+
+
+def ndcg_at_k_exact(
+    retrieved_chunks: Sequence[str], ground_truth_chunks: Sequence[str], k: int
+) -> float | None:
+    """nDCG@k with exact matching."""
+    return ndcg_at_k(exact_matches(retrieved_chunks, ground_truth_chunks), k)
+
+
+def ndcg_at_k_similarity(
+    retrieved_embeddings: Sequence[Vector],
+    ground_truth_embeddings: Sequence[Vector],
+    k: int,
+    similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
+) -> float | None:
+    """nDCG@k with cosine matching."""
+    ranked = _similarity_ranked(retrieved_embeddings, ground_truth_embeddings, similarity_threshold)
+    return ndcg_at_k(ranked, k)
+
+
+def hybrid_log_rank_score_exact(
+    retrieved_chunks: Sequence[str],
+    ground_truth_chunks: Sequence[str],
+    gamma: float = DEFAULT_GAMMA,
+    alpha: float = DEFAULT_ALPHA,
+) -> float | None:
+    """Hybrid log-rank score with exact matching."""
+    return hybrid_log_rank(exact_matches(retrieved_chunks, ground_truth_chunks), gamma, alpha)
+
+
+def hybrid_log_rank_score_similarity(
+    retrieved_embeddings: Sequence[Vector],
+    ground_truth_embeddings: Sequence[Vector],
+    similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
+    gamma: float = DEFAULT_GAMMA,
+    alpha: float = DEFAULT_ALPHA,
+) -> float | None:
+    """Hybrid log-rank score with cosine matching."""
+    ranked = _similarity_ranked(retrieved_embeddings, ground_truth_embeddings, similarity_threshold)
+    return hybrid_log_rank(ranked, gamma, alpha)

@@ -1,0 +1,396 @@
+"""The shapes RAG systems write their output in, and the entries found in them.
+
+Pure: works on values that ``json.loads`` already produced. Holds the one alias
+table for question, answer and context field names; ``storage/rag_json.py`` reads
+the files and ``core/matching.py`` matches the entries to questions.csv.
+
+Shapes, tried in this order on each file's top-level value:
+
+1. a list of objects ``[{"question": ..., "answer": ...}, ...]``;
+2. an object holding such a list under a container key (``results``, ``data``, ...),
+   possibly one or two container levels down (``{"data": {"results": [...]}}``);
+3. a single object that is itself an entry (has a question and an answer field);
+4. a flat mapping ``{"question text or ID": "answer", ...}``; a value may also be an
+   object with answer/context fields.
+
+JSON Lines files are split by the reader; each line is one entry object.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from rag_evaluator.core.fields import column_key
+from rag_evaluator.core.snippets import quote_snippet
+from rag_evaluator.errors import InputError
+
+# Field names are compared after column_key(): case, spaces, underscores and
+# punctuation are ignored, so "userInput", "user-input" and "USER_INPUT" all match
+# "user_input". Earlier names win when an object has several of them.
+QUESTION_FIELDS: tuple[str, ...] = (
+    "question",
+    "query",
+    "prompt",
+    "input",
+    "user_input",
+    "question_text",
+)
+ANSWER_FIELDS: tuple[str, ...] = (
+    "answer",
+    "response",
+    "output",
+    "generated_answer",
+    "prediction",
+    "result",
+    "rag_answer",
+)
+CONTEXT_FIELDS: tuple[str, ...] = (
+    "sources",
+    "contexts",
+    "retrieved_contexts",
+    "context",
+    "documents",
+    "source_documents",
+    # RAGChecker writes the singular form.
+    "retrieved_context",
+)
+# Where the text of a context item lives when the item is an object
+# (LangChain documents use page_content, LlamaIndex nodes text).
+CONTEXT_TEXT_FIELDS: tuple[str, ...] = ("text", "content", "page_content")
+# Keys of an object that holds the list of entries.
+CONTAINER_FIELDS: tuple[str, ...] = ("results", "data", "items", "records", "outputs", "samples")
+
+# Containers nest in practice ({"data": {"results": [...]}}) but not deeply.
+_MAX_CONTAINER_DEPTH = 3
+
+_QUESTION_ID = re.compile(
+    r"(?:q|ques|question|qid|id|question[\s_-]*(?:number|num|no|nr|id))?[\s_#.:-]*0*(\d{1,9})",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class RagEntry:
+    """One answer found in a RAG output file, before matching.
+
+    ``question`` is the text to match; it is ``None`` when the file only gave an ID
+    key (flat mapping ``{"Q3": "..."}``), in which case ``question_id`` is set.
+    """
+
+    source_file: str
+    location: str
+    question: str | None
+    answer: str
+    contexts: list[str] = field(default_factory=list)
+    question_id: int | None = None
+
+    @property
+    def origin(self) -> str:
+        """Where the entry came from, for messages: ``results.json item 3``."""
+        return f"{self.source_file} {self.location}"
+
+
+@dataclass(frozen=True)
+class ExtractedEntries:
+    """The entries of one file, what shape they were in, and what had to be skipped."""
+
+    shape: str
+    entries: list[RagEntry]
+    problems: list[str] = field(default_factory=list)
+    skipped_entries: int = 0
+
+
+def _alias_keys(aliases: Iterable[str]) -> list[str]:
+    return [column_key(alias) for alias in aliases]
+
+
+_QUESTION_KEYS = _alias_keys(QUESTION_FIELDS)
+_ANSWER_KEYS = _alias_keys(ANSWER_FIELDS)
+_CONTEXT_KEYS = _alias_keys(CONTEXT_FIELDS)
+_CONTEXT_TEXT_KEYS = _alias_keys(CONTEXT_TEXT_FIELDS)
+_CONTAINER_KEYS = _alias_keys(CONTAINER_FIELDS)
+
+
+def clean_text(text: str) -> str:
+    """Make decoded JSON text safe to write: no NUL characters, no lone surrogates."""
+    # JSON allows "\ud800" on its own, which no UTF-8 file can hold.
+    return text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+
+
+def parse_question_id(key: str) -> int | None:
+    """The question number an ID-like key names (``Q1``, ``q_1``, ``1``, ``Question 1``)."""
+    text = unicodedata.normalize("NFKC", key).strip()
+    found = _QUESTION_ID.fullmatch(text)
+    if found is None or not found.group(1).isascii():
+        return None
+    return int(found.group(1))
+
+
+def _find_field(record: Mapping[str, object], alias_keys: Sequence[str]) -> tuple[str, object]:
+    """The first field of ``record`` (in alias order) whose name is one of the aliases."""
+    by_key: dict[str, str] = {}
+    for name in record:
+        by_key.setdefault(column_key(name), name)
+    for alias_key in alias_keys:
+        if alias_key in by_key:
+            name = by_key[alias_key]
+            return name, record[name]
+    return "", None
+
+
+def _has_field(record: Mapping[str, object], alias_keys: Sequence[str]) -> bool:
+    return any(column_key(name) in alias_keys for name in record)
+
+
+def _scalar_text(value: object) -> str | None:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    return None
+
+
+def _answer_text(value: object) -> str | None:
+    """The answer text a field holds, or ``None`` when it holds no usable text."""
+    if value is None:
+        return ""
+    scalar = _scalar_text(value)
+    if scalar is not None:
+        return scalar
+    if isinstance(value, dict):
+        # {"answer": {"text": "..."}} and {"output": {"answer": "..."}} both occur.
+        _, inner = _find_field(value, [*_CONTEXT_TEXT_KEYS, *_ANSWER_KEYS])
+        return _scalar_text(inner)
+    if isinstance(value, list) and all(isinstance(part, str) for part in value):
+        return clean_text("\n".join(value))
+    return None
+
+
+def _context_texts(value: object) -> tuple[list[str], int]:
+    """The context strings a field holds, and how many items had no text to take."""
+    if value is None:
+        return [], 0
+    items = value if isinstance(value, list) else [value]
+    texts: list[str] = []
+    dropped = 0
+    for item in items:
+        text: str | None
+        if isinstance(item, dict):
+            text = None
+            for name in item:
+                if column_key(name) in _CONTEXT_TEXT_KEYS and isinstance(item[name], str):
+                    text = item[name]
+                    break
+        elif isinstance(item, str):
+            text = item
+        else:
+            text = _scalar_text(item)
+        if text is None:
+            dropped += 1
+        elif text.strip():
+            texts.append(clean_text(text))
+    return texts, dropped
+
+
+@dataclass
+class _Collector:
+    source_file: str
+    entries: list[RagEntry] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    dropped_contexts: int = 0
+    skipped_entries: int = 0
+
+    def problem(self, location: str, message: str) -> None:
+        self.skipped_entries += 1
+        self.problems.append(f"{self.source_file} {location}: {message} (entry skipped)")
+
+    def add(
+        self,
+        location: str,
+        question: str | None,
+        answer_value: object,
+        contexts_value: object,
+        question_id: int | None = None,
+    ) -> None:
+        answer = _answer_text(answer_value)
+        if answer is None:
+            self.problem(
+                location,
+                f"the answer is a {_json_type(answer_value)}, not text. Give it a string answer",
+            )
+            return
+        contexts, dropped = _context_texts(contexts_value)
+        self.dropped_contexts += dropped
+        self.entries.append(
+            RagEntry(self.source_file, location, question, answer, contexts, question_id)
+        )
+
+    def add_record(self, location: str, record: object) -> None:
+        if not isinstance(record, dict):
+            self.problem(location, f"expected an object, found a {_json_type(record)}")
+            return
+        question_name, question_value = _find_field(record, _QUESTION_KEYS)
+        if not question_name:
+            self.problem(
+                location,
+                f"no question field (fields found: {_shown_fields(record)}). "
+                f"Name it one of: {', '.join(QUESTION_FIELDS)}",
+            )
+            return
+        question = _scalar_text(question_value)
+        if question is None or not question.strip():
+            self.problem(location, f"the '{question_name}' field holds no question text")
+            return
+        answer_name, answer_value = _find_field(record, _ANSWER_KEYS)
+        if not answer_name:
+            self.problem(
+                location,
+                f"no answer field (fields found: {_shown_fields(record)}). "
+                f"Name it one of: {', '.join(ANSWER_FIELDS)}",
+            )
+            return
+        _, contexts_value = _find_field(record, _CONTEXT_KEYS)
+        self.add(location, question, answer_value, contexts_value)
+
+    def add_mapping_item(self, key: str, value: object) -> None:
+        location = f"key {quote_snippet(key, 40)}"
+        if isinstance(value, dict) and _has_field(value, _QUESTION_KEYS):
+            # The value carries its own question text: match by that, not the key.
+            self.add_record(location, value)
+            return
+        question_id = parse_question_id(key)
+        question = None if question_id is not None else clean_text(key)
+        if question is not None and not question.strip():
+            self.problem(location, "the key holds no question text")
+            return
+        if isinstance(value, dict):
+            answer_name, answer_value = _find_field(value, _ANSWER_KEYS)
+            if not answer_name:
+                self.problem(
+                    location,
+                    f"no answer field (fields found: {_shown_fields(value)}). "
+                    f"Name it one of: {', '.join(ANSWER_FIELDS)}",
+                )
+                return
+            _, contexts_value = _find_field(value, _CONTEXT_KEYS)
+            self.add(location, question, answer_value, contexts_value, question_id)
+        elif isinstance(value, str) or value is None:
+            self.add(location, question, value, None, question_id)
+        else:
+            self.problem(location, f"the value is a {_json_type(value)}, not an answer text")
+
+    def result(self, shape: str) -> ExtractedEntries:
+        problems = list(self.problems)
+        if self.dropped_contexts:
+            problems.append(
+                f"{self.source_file}: {self.dropped_contexts} context item(s) had no "
+                f"{'/'.join(CONTEXT_TEXT_FIELDS)} text and were left out"
+            )
+        return ExtractedEntries(shape, self.entries, problems, self.skipped_entries)
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    return "object"
+
+
+def _shown_fields(record: Mapping[str, object], limit: int = 8) -> str:
+    names = [quote_snippet(name, 30) for name in list(record)[:limit]]
+    if len(record) > limit:
+        names.append(f"… {len(record) - limit} more")
+    return ", ".join(names) if names else "none"
+
+
+def _container_list(value: Mapping[str, object], depth: int = 1) -> tuple[str, list] | None:
+    """The list of entries under a container key, with the key path that led to it."""
+    for container_key in _CONTAINER_KEYS:
+        for name, inner in value.items():
+            if column_key(name) != container_key:
+                continue
+            if isinstance(inner, list):
+                return name, inner
+            if isinstance(inner, dict) and depth < _MAX_CONTAINER_DEPTH:
+                found = _container_list(inner, depth + 1)
+                if found is not None:
+                    return f"{name}.{found[0]}", found[1]
+    return None
+
+
+def _could_be_answer(value: object) -> bool:
+    """Whether a flat-mapping value looks like an answer: text, or an object with one."""
+    return isinstance(value, str) or (isinstance(value, dict) and _has_field(value, _ANSWER_KEYS))
+
+
+def _holds_entries(items: list) -> bool:
+    return any(isinstance(item, dict) and _has_field(item, _QUESTION_KEYS) for item in items)
+
+
+def _unknown_shape(source_file: str, detail: str) -> InputError:
+    return InputError(
+        f"{source_file} has a JSON shape rag-eval does not know ({detail}). Expected a "
+        'list of {"question": ..., "answer": ...} objects, such a list under "results" '
+        f"(or {', '.join(CONTAINER_FIELDS[1:])}), or a flat mapping of question to answer"
+    )
+
+
+def extract_entries(value: object, source_file: str) -> ExtractedEntries:
+    """Find the entries in a parsed JSON document; raise ``InputError`` for an unknown shape."""
+    collector = _Collector(source_file)
+    if isinstance(value, list):
+        if not value:
+            raise InputError(f"{source_file} holds an empty list: there is nothing to convert")
+        if not any(isinstance(item, dict) for item in value):
+            raise _unknown_shape(source_file, "a list with no objects in it")
+        for index, item in enumerate(value, start=1):
+            collector.add_record(f"item {index}", item)
+        return collector.result("list of objects")
+    if not isinstance(value, dict):
+        raise _unknown_shape(source_file, f"the top level is a {_json_type(value)}")
+    if not value:
+        raise InputError(f"{source_file} holds an empty object: there is nothing to convert")
+    container = _container_list(value)
+    # A single entry may itself have a "data"/"result" field; it is still one
+    # entry unless that container holds entry-like objects.
+    if (
+        _has_field(value, _QUESTION_KEYS)
+        and _has_field(value, _ANSWER_KEYS)
+        and (container is None or not _holds_entries(container[1]))
+    ):
+        collector.add_record("(single entry)", value)
+        return collector.result("single object")
+    if container is not None:
+        path, items = container
+        if not items:
+            raise InputError(
+                f"{source_file} holds an empty '{path}' list: there is nothing to convert"
+            )
+        for index, item in enumerate(items, start=1):
+            collector.add_record(f"{path} item {index}", item)
+        return collector.result(f"list under '{path}'")
+    if not any(_could_be_answer(item) for item in value.values()):
+        raise _unknown_shape(
+            source_file, f"an object whose values are not answers; keys: {_shown_fields(value)}"
+        )
+    for key, item in value.items():
+        collector.add_mapping_item(key, item)
+    return collector.result("flat mapping")
+
+
+def extract_line_entry(value: object, source_file: str, line_number: int) -> ExtractedEntries:
+    """The entry on one JSON Lines line (an object with question and answer fields)."""
+    collector = _Collector(source_file)
+    collector.add_record(f"line {line_number}", value)
+    return collector.result("JSON Lines")

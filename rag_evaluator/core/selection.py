@@ -1,0 +1,117 @@
+"""Which questions a run evaluates (those in all three files) and in what order."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rag_evaluator.core.records import (
+    AnswerRow,
+    EvaluationItem,
+    GroundTruthRow,
+    KeyedRows,
+    QuestionRow,
+)
+from rag_evaluator.errors import InputError
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A question number present in some input files but not all: it is left out."""
+
+    question_number: int
+    missing_from: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The questions to evaluate, in question-number order, and those left out."""
+
+    items: list[EvaluationItem]
+    exclusions: list[Exclusion]
+
+
+def format_numbers(numbers: Iterable[int]) -> str:
+    """``1-3, 7, 9-10``: sorted, runs of consecutive numbers shortened."""
+    ordered = sorted(set(numbers))
+    parts: list[str] = []
+    index = 0
+    while index < len(ordered):
+        start = ordered[index]
+        while index + 1 < len(ordered) and ordered[index + 1] == ordered[index] + 1:
+            index += 1
+        end = ordered[index]
+        parts.append(str(start) if start == end else f"{start}-{end}")
+        index += 1
+    return ", ".join(parts)
+
+
+def select_items(
+    questions: KeyedRows[QuestionRow],
+    ground_truth: KeyedRows[GroundTruthRow],
+    answers: KeyedRows[AnswerRow],
+) -> Selection:
+    """Join the three files on question number; numbers missing from any file are excluded."""
+    sources: list[tuple[str, set[int]]] = [
+        (questions.source_name, set(questions.rows)),
+        (ground_truth.source_name, set(ground_truth.rows)),
+        (answers.source_name, set(answers.rows)),
+    ]
+    every_number = set().union(*(numbers for _, numbers in sources))
+    common = set.intersection(*(numbers for _, numbers in sources))
+    if not common:
+        found = "; ".join(
+            f"{name}: {format_numbers(numbers) or 'none'}" for name, numbers in sources
+        )
+        raise InputError(
+            f"No question number is in all three files ({found}). "
+            "Make the Question Number columns of the three files use the same numbers"
+        )
+    exclusions = [
+        Exclusion(
+            number,
+            tuple(name for name, numbers in sources if number not in numbers),
+        )
+        for number in sorted(every_number - common)
+    ]
+    items = []
+    for number in sorted(common):
+        truth = ground_truth.rows[number]
+        answer = answers.rows[number]
+        items.append(
+            EvaluationItem(
+                question_number=number,
+                question=questions.rows[number].question,
+                ground_truth=truth.ground_truth,
+                rag_answer=answer.rag_answer,
+                contexts=answer.contexts,
+                relevant_contexts=truth.relevant_contexts,
+                required_facts=truth.required_facts,
+            )
+        )
+    return Selection(items, exclusions)
+
+
+def exclusion_warnings(exclusions: Sequence[Exclusion]) -> list[str]:
+    """One warning per set of files lacking questions, naming the question numbers."""
+    by_missing: dict[tuple[str, ...], list[int]] = {}
+    for exclusion in exclusions:
+        by_missing.setdefault(exclusion.missing_from, []).append(exclusion.question_number)
+    warnings = []
+    for missing_from, numbers in by_missing.items():
+        noun = "question" if len(numbers) == 1 else "questions"
+        warnings.append(
+            f"Left out {noun} {format_numbers(numbers)}: not in {' or '.join(missing_from)}"
+        )
+    return warnings
+
+
+def shuffled_order(question_numbers: Iterable[int], seed: int) -> list[int]:
+    """The evaluation order: the numbers sorted, then shuffled by ``random.Random(seed)``.
+
+    Sorting first makes the order depend only on the set of numbers and the seed.
+    """
+    order = sorted(question_numbers)
+    random.Random(seed).shuffle(order)
+    return order

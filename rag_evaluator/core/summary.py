@@ -1,0 +1,92 @@
+"""The run summary: the ``#SUMMARY:`` rows of the results file and the end-of-run table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rag_evaluator.core.question_results import ResultRow
+from rag_evaluator.core.records import TokenUsage
+
+SUMMARY_PREFIX = "#SUMMARY: "
+
+
+@dataclass(frozen=True)
+class SummaryLine:
+    """One summary entry, e.g. label ``Precision``, value ``43/50 (86%)``."""
+
+    label: str
+    value: str
+
+    def text(self) -> str:
+        """The results-file form: ``#SUMMARY: Precision: 43/50 (86%)``."""
+        return f"{SUMMARY_PREFIX}{self.label}: {self.value}"
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the summary reports besides the rows themselves."""
+
+    judged: bool
+    model_id: str | None = None
+    seed: int | None = None
+    prompt_origin: str | None = None
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    cost_usd: float | None = None
+    metric_columns: Sequence[str] = ()
+
+
+def format_fraction(count: int, total: int) -> str:
+    """``43/50 (86%)``, the percentage rounded half up; ``0/0 (n/a)`` when nothing counts."""
+    if total == 0:
+        return f"{count}/{total} (n/a)"
+    percent = (200 * count + total) // (2 * total)
+    return f"{count}/{total} ({percent}%)"
+
+
+def format_mean(values: Sequence[float]) -> str:
+    """``mean 0.7321 (n=48)``, or ``mean n/a (n=0)`` when no question had the inputs."""
+    if not values:
+        return "mean n/a (n=0)"
+    return f"mean {sum(values) / len(values):.4f} (n={len(values)})"
+
+
+def build_summary(rows: Sequence[ResultRow], facts: RunFacts) -> list[SummaryLine]:
+    """Summary lines in file order. Judge fractions count scored questions only."""
+    lines = [SummaryLine("Total Questions", str(len(rows)))]
+    if facts.judged:
+        results = [row.judge for row in rows if row.judge is not None]
+        scored = [result.scores for result in results if result.scores is not None]
+        lines += [
+            SummaryLine(
+                "Precision", format_fraction(sum(s.precision for s in scored), len(scored))
+            ),
+            SummaryLine("Recall", format_fraction(sum(s.recall for s in scored), len(scored))),
+            SummaryLine("Accuracy", format_fraction(sum(s.accuracy for s in scored), len(scored))),
+            SummaryLine("Unscored", str(len(results) - len(scored))),
+            SummaryLine("Consensus", str(sum(result.consensus for result in results))),
+            SummaryLine(
+                "No Information (no call)",
+                str(sum(result.scored and result.calls == 0 for result in results)),
+            ),
+            SummaryLine("Model", facts.model_id or ""),
+            SummaryLine("Seed", "" if facts.seed is None else str(facts.seed)),
+            SummaryLine("Prompt", facts.prompt_origin or ""),
+            SummaryLine("Judge Calls", str(sum(result.calls for result in results))),
+            SummaryLine("Tokens In", str(facts.usage.input_tokens)),
+            SummaryLine("Tokens Out", str(facts.usage.output_tokens)),
+        ]
+        if facts.usage.cache_creation_input_tokens or facts.usage.cache_read_input_tokens:
+            lines.append(
+                SummaryLine(
+                    "Cache Tokens",
+                    f"written {facts.usage.cache_creation_input_tokens}, "
+                    f"read {facts.usage.cache_read_input_tokens}",
+                )
+            )
+        if facts.cost_usd is not None:
+            lines.append(SummaryLine("Cost", f"${facts.cost_usd:.4f}"))
+    for column in facts.metric_columns:
+        values = [value for row in rows if (value := row.metric_scores.get(column)) is not None]
+        lines.append(SummaryLine(column, format_mean(values)))
+    return lines

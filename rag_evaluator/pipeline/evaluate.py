@@ -1,0 +1,515 @@
+"""The evaluate run: load, select, plan, confirm, judge with checkpoints, write results.
+
+Prints nothing: everything the user sees or answers goes through ``RunInteraction``.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from rag_evaluator.core.cost import CostEstimate, actual_cost, estimate_cost
+from rag_evaluator.core.fingerprint import (
+    InputNames,
+    checkpoint_key,
+    fingerprint_differences,
+    fingerprint_run,
+)
+from rag_evaluator.core.models import ModelInfo, resolve_model
+from rag_evaluator.core.no_information import both_say_no_information, no_information_result
+from rag_evaluator.core.prompts import build_user_message
+from rag_evaluator.core.question_results import QuestionResult, ResultRow
+from rag_evaluator.core.records import EvaluationItem, JudgeOutcome, TokenUsage
+from rag_evaluator.core.selection import exclusion_warnings, select_items, shuffled_order
+from rag_evaluator.core.summary import RunFacts, SummaryLine, build_summary
+from rag_evaluator.core.voting import (
+    CONSENSUS_VOTES,
+    DEFAULT_HEDGE_PHRASES,
+    combine_outcomes,
+    find_hedge_phrases,
+)
+from rag_evaluator.errors import CheckpointError, ConfigError, InputError, JudgeFatalError
+from rag_evaluator.pipeline.metric_families import (
+    JUDGE_FAMILY,
+    MetricFamilies,
+    check_offline_ready,
+    compute_offline,
+    parse_metric_families,
+    resolve_all,
+)
+from rag_evaluator.pipeline.metrics import MetricOptions
+from rag_evaluator.settings import Settings
+from rag_evaluator.storage.checkpoint import (
+    CheckpointHeader,
+    CheckpointWriter,
+    LoadedCheckpoint,
+    checkpoint_path,
+    load_checkpoint,
+    remove_checkpoint,
+    resolve_checkpoint_directory,
+)
+from rag_evaluator.storage.inputs import load_answers, load_ground_truth, load_questions
+from rag_evaluator.storage.prompt_file import SystemPrompt, load_system_prompt
+from rag_evaluator.storage.results import results_file_path, write_results
+
+if TYPE_CHECKING:
+    from rag_evaluator.judge.client import JudgeClient
+
+logger = logging.getLogger(__name__)
+
+EXIT_ALL_SCORED = 0
+EXIT_SOME_UNSCORED = 1
+_SEED_RANGE = 1_000_000
+
+
+class EvaluationInterrupted(Exception):
+    """Ctrl-C during a run; ``message`` says what was kept and how to resume."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class RunInteraction(Protocol):
+    """How the pipeline talks to the user; the command implements it with ``console``."""
+
+    def confirm(self, question: str, *, default: bool) -> bool: ...
+
+    def info(self, message: str) -> None: ...
+
+    def show_plan(self, plan: RunPlan) -> None: ...
+
+    def progress(self, position: int, total: int, question_number: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class EvaluateRequest:
+    """Everything the user chose for a run (the command's options, parsed)."""
+
+    questions_path: Path
+    ground_truth_path: Path
+    answers_path: Path
+    working_directory: Path
+    model: str = "sonnet"
+    prompt_path: Path | None = None
+    seed: int | None = None
+    delay_seconds: float = 0.5
+    max_retries: int = 4
+    output_dir: Path = Path("Evaluation_Runs")
+    checkpoint_dir: Path | None = None
+    metrics: str = JUDGE_FAMILY
+    hedge_phrases: tuple[str, ...] = DEFAULT_HEDGE_PHRASES
+    metric_options: MetricOptions = field(default_factory=MetricOptions)
+
+
+@dataclass(frozen=True)
+class InputFileInfo:
+    """One input file as the pre-run summary shows it."""
+
+    label: str
+    path: Path
+    question_count: int
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What the run is about to do, shown before ``Proceed?``."""
+
+    files: list[InputFileInfo]
+    question_count: int
+    excluded_count: int
+    exclusion_messages: list[str]
+    families: MetricFamilies
+    model: ModelInfo | None
+    prompt_origin: str | None
+    seed: int | None
+    seed_was_drawn: bool
+    resumed_count: int
+    pending_count: int
+    no_information_count: int
+    estimate: CostEstimate | None
+    checkpoint_path: Path | None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How the run ended, for the command to report."""
+
+    declined: bool
+    exit_code: int
+    results_path: Path | None = None
+    summary: list[SummaryLine] = field(default_factory=list)
+    unscored_count: int = 0
+
+
+@dataclass(frozen=True)
+class _Checkpointing:
+    path: Path
+    header: CheckpointHeader
+    resume_from: LoadedCheckpoint | None
+
+
+@dataclass(frozen=True)
+class _JudgeSetup:
+    """What judging needs; absent when the run computes offline metrics only."""
+
+    api_key: str
+    model: ModelInfo
+    system_prompt: SystemPrompt
+
+
+def _draw_seed() -> int:
+    return secrets.randbelow(_SEED_RANGE)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(
+            f"Cannot read {path}: {exc.strerror}. Check its permissions", path
+        ) from exc
+
+
+def _judge_setup(
+    request: EvaluateRequest, settings: Settings, families: MetricFamilies
+) -> _JudgeSetup | None:
+    if not families.judge:
+        return None
+    model = resolve_model(request.model)
+    if settings.api_key is None:
+        raise ConfigError(
+            "ANTHROPIC_API_KEY is not set. Set ANTHROPIC_API_KEY or put it in a .env file "
+            "in this folder (ANTHROPIC_API_KEY=sk-ant-...)"
+        )
+    prompt = load_system_prompt(request.prompt_path, request.working_directory)
+    return _JudgeSetup(settings.api_key, model, prompt)
+
+
+@dataclass(frozen=True)
+class _JudgeRun:
+    """The judging part of a run: where it stands and what is left to send."""
+
+    setup: _JudgeSetup
+    checkpointing: _Checkpointing
+    done: dict[int, QuestionResult]
+    pending: list[int]
+    without_call: set[int]
+    estimate: CostEstimate
+
+
+def run_evaluation(
+    request: EvaluateRequest,
+    settings: Settings,
+    interaction: RunInteraction,
+    *,
+    now: datetime | None = None,
+) -> RunOutcome:
+    """Run ``rag-eval evaluate`` from parsed options to the written results file."""
+    started_at = now or datetime.now()
+    families = parse_metric_families(request.metrics)
+    if families.judge:
+        resolve_model(request.model)  # an unknown model is reported before any file is read
+
+    questions = load_questions(request.questions_path)
+    ground_truth = load_ground_truth(request.ground_truth_path)
+    answers = load_answers(request.answers_path)
+    selection = select_items(questions, ground_truth, answers)
+    exclusion_messages = exclusion_warnings(selection.exclusions)
+    for message in exclusion_messages:
+        logger.warning(message)
+    items = selection.items
+    families = resolve_all(families, items)
+    check_offline_ready(families, request.metric_options)
+    setup = _judge_setup(request, settings, families)
+    judging = (
+        _plan_judging(request, settings, interaction, setup, items, started_at) if setup else None
+    )
+
+    plan = RunPlan(
+        files=[
+            InputFileInfo("Questions", request.questions_path, len(questions.rows)),
+            InputFileInfo("Ground truth", request.ground_truth_path, len(ground_truth.rows)),
+            InputFileInfo("Answers", request.answers_path, len(answers.rows)),
+        ],
+        question_count=len(items),
+        excluded_count=len(selection.exclusions),
+        exclusion_messages=exclusion_messages,
+        families=families,
+        model=setup.model if setup else None,
+        prompt_origin=setup.system_prompt.origin if setup else None,
+        seed=judging.checkpointing.header.seed if judging else None,
+        seed_was_drawn=judging is not None
+        and judging.checkpointing.resume_from is None
+        and request.seed is None,
+        resumed_count=len(judging.done) if judging else 0,
+        pending_count=len(judging.pending) if judging else 0,
+        no_information_count=len(judging.without_call) if judging else 0,
+        estimate=judging.estimate if judging else None,
+        checkpoint_path=judging.checkpointing.path if judging else None,
+    )
+    interaction.show_plan(plan)
+    if judging and judging.pending and not interaction.confirm("Proceed?", default=True):
+        logger.info("The user declined to proceed; nothing was evaluated")
+        return RunOutcome(declined=True, exit_code=EXIT_ALL_SCORED)
+
+    metric_columns, metric_scores = compute_offline(
+        families, items, request.metric_options, interaction.info
+    )
+    done: dict[int, QuestionResult] = {}
+    if judging is not None:
+        done = _judge_pending(request, interaction, judging, items)
+
+    rows = [
+        ResultRow(item, done.get(item.question_number), metric_scores.get(item.question_number, {}))
+        for item in items
+    ]
+    usage = sum((result.usage for result in done.values()), TokenUsage())
+    facts = RunFacts(
+        judged=setup is not None,
+        model_id=setup.model.model_id if setup else None,
+        seed=plan.seed,
+        prompt_origin=plan.prompt_origin,
+        usage=usage,
+        cost_usd=actual_cost(usage, setup.model) if setup else None,
+        metric_columns=metric_columns,
+    )
+    summary = build_summary(rows, facts)
+    results_path = results_file_path(request.output_dir, started_at)
+    write_results(
+        results_path, summary, rows, judged=setup is not None, metric_columns=metric_columns
+    )
+    logger.info("Results written to %s", results_path)
+    if judging is not None:
+        remove_checkpoint(judging.checkpointing.path)
+    unscored = sum(1 for result in done.values() if not result.scored)
+    return RunOutcome(
+        declined=False,
+        exit_code=EXIT_SOME_UNSCORED if unscored else EXIT_ALL_SCORED,
+        results_path=results_path,
+        summary=summary,
+        unscored_count=unscored,
+    )
+
+
+def _plan_judging(
+    request: EvaluateRequest,
+    settings: Settings,
+    interaction: RunInteraction,
+    setup: _JudgeSetup,
+    items: Sequence[EvaluationItem],
+    started_at: datetime,
+) -> _JudgeRun:
+    """Settle the checkpoint (resume or not), what is left to send, and its estimated cost."""
+    items_by_number = {item.question_number: item for item in items}
+    checkpointing = _prepare_checkpoint(
+        request, settings, interaction, setup, set(items_by_number), started_at
+    )
+    done: dict[int, QuestionResult] = {}
+    if checkpointing.resume_from is not None:
+        done = dict(checkpointing.resume_from.results)
+        if request.seed is not None and request.seed != checkpointing.header.seed:
+            logger.warning(
+                "--seed %s is ignored: the resumed run keeps its own order (seed %s)",
+                request.seed,
+                checkpointing.header.seed,
+            )
+    pending = [number for number in checkpointing.header.order if number not in done]
+    without_call = {
+        number
+        for number in pending
+        if both_say_no_information(
+            items_by_number[number].rag_answer, items_by_number[number].ground_truth
+        )
+    }
+    to_send = [items_by_number[number] for number in pending if number not in without_call]
+    estimate = estimate_cost(
+        [build_user_message(item.question, item.ground_truth, item.rag_answer) for item in to_send],
+        setup.system_prompt.text,
+        setup.model,
+    )
+    return _JudgeRun(setup, checkpointing, done, pending, without_call, estimate)
+
+
+def _prepare_checkpoint(
+    request: EvaluateRequest,
+    settings: Settings,
+    interaction: RunInteraction,
+    judge: _JudgeSetup,
+    question_numbers: set[int],
+    started_at: datetime,
+) -> _Checkpointing:
+    """Find this run's checkpoint and decide, with the user, whether to resume it.
+
+    Nothing is deleted here: a fresh header replaces an old checkpoint only once the
+    user has said ``Proceed`` and the first question is about to be sent.
+    """
+    input_paths = [
+        str(path.resolve())
+        for path in (request.questions_path, request.ground_truth_path, request.answers_path)
+    ]
+    directory = resolve_checkpoint_directory(request.checkpoint_dir, settings.checkpoint_dir)
+    path = checkpoint_path(directory, checkpoint_key(input_paths))
+    fingerprint = fingerprint_run(
+        _read_bytes(request.questions_path),
+        _read_bytes(request.ground_truth_path),
+        _read_bytes(request.answers_path),
+        judge.model.model_id,
+        judge.system_prompt.text,
+    )
+    seed = request.seed if request.seed is not None else _draw_seed()
+    fresh = _Checkpointing(
+        path,
+        CheckpointHeader(
+            fingerprint=fingerprint,
+            seed=seed,
+            order=shuffled_order(question_numbers, seed),
+            prompt_origin=judge.system_prompt.origin,
+            input_paths=input_paths,
+            created_at=started_at.isoformat(timespec="seconds"),
+        ),
+        resume_from=None,
+    )
+    loaded = load_checkpoint(path)
+    if loaded is None:
+        return fresh
+    if not loaded.results:
+        logger.info("Checkpoint %s holds no finished question; starting afresh", path)
+        return fresh
+
+    total = len(loaded.header.order)
+    finished = len(loaded.results)
+    names = InputNames(
+        request.questions_path.name, request.ground_truth_path.name, request.answers_path.name
+    )
+    differences = fingerprint_differences(loaded.header.fingerprint, fingerprint, names)
+    if differences:
+        changed = ", ".join(differences)
+        logger.warning(
+            "An unfinished run of these files (%s of %s questions done, checkpoint %s) "
+            "cannot be resumed: %s changed since",
+            finished,
+            total,
+            path,
+            changed,
+        )
+        if not interaction.confirm("Discard it and start a new run?", default=False):
+            raise CheckpointError(
+                f"The unfinished run's checkpoint was kept because {changed} changed. "
+                "To resume it, run again with the same inputs, model and prompt; "
+                f"to start over, answer y or delete {path}"
+            )
+        return fresh
+    if set(loaded.header.order) != question_numbers:
+        raise CheckpointError(
+            f"The checkpoint {path} lists other questions than the input files. "
+            f"Delete {path} to start the run over"
+        )
+    interaction.info(
+        f"Found an unfinished run of these files started {loaded.header.created_at}: "
+        f"{finished} of {total} questions done (seed {loaded.header.seed})."
+    )
+    if interaction.confirm("Resume previous run?", default=True):
+        return _Checkpointing(path, loaded.header, loaded)
+    return fresh
+
+
+def _judge_pending(
+    request: EvaluateRequest,
+    interaction: RunInteraction,
+    judging: _JudgeRun,
+    items: Sequence[EvaluationItem],
+) -> dict[int, QuestionResult]:
+    """Judge every question still pending, checkpointing each before the next is sent.
+
+    Returns every finished question, the resumed ones included.
+    """
+    checkpointing = judging.checkpointing
+    order = checkpointing.header.order
+    items_by_number = {item.question_number: item for item in items}
+    done = dict(judging.done)
+    if checkpointing.resume_from is not None:
+        writer = CheckpointWriter.resume(checkpointing.resume_from)
+    else:
+        writer = CheckpointWriter.create(checkpointing.path, checkpointing.header)
+    logger.info("Checkpoint %s (%s of %s done)", checkpointing.path, len(done), len(order))
+    # Imported here: the SDK takes seconds to import, which every other command would pay.
+    from rag_evaluator.judge.client import JudgeClient, JudgeSettings
+
+    setup = judging.setup
+    client = JudgeClient(
+        setup.api_key,
+        JudgeSettings(
+            model_id=setup.model.model_id,
+            max_retries=request.max_retries,
+            delay_seconds=request.delay_seconds,
+        ),
+    )
+    try:
+        for position, number in enumerate(order, start=1):
+            if number in done:
+                continue
+            interaction.progress(position, len(order), number)
+            result = _judge_item(
+                client, setup.system_prompt.text, items_by_number[number], request.hedge_phrases
+            )
+            writer.append(result)
+            done[number] = result
+            logger.info(
+                "Question %s: %s%s%s (calls: %s, tokens: %s in / %s out)",
+                number,
+                result.scores.label() if result.scores else "unscored",
+                " by consensus" if result.consensus else "",
+                f", error: {result.error}" if result.error else "",
+                result.calls,
+                result.usage.input_tokens,
+                result.usage.output_tokens,
+            )
+    except KeyboardInterrupt:
+        logger.warning("Interrupted after %s of %s questions", len(done), len(order))
+        raise EvaluationInterrupted(
+            f"Interrupted after {len(done)} of {len(order)} questions; they are saved in the "
+            f"checkpoint {checkpointing.path}. Run the same command again to resume"
+        ) from None
+    except JudgeFatalError as exc:
+        if done:
+            raise JudgeFatalError(
+                f"{exc.message.rstrip('.')}. The {len(done)} finished questions are kept: "
+                "run the same command again to resume once this is fixed"
+            ) from exc
+        raise
+    finally:
+        writer.close()
+        client.close()
+    return done
+
+
+def _judge_item(
+    client: JudgeClient,
+    system_prompt: str,
+    item: EvaluationItem,
+    hedge_phrases: Sequence[str],
+) -> QuestionResult:
+    """One question: no call for a double "no information", else the judge, plus consensus."""
+    if both_say_no_information(item.rag_answer, item.ground_truth):
+        return no_information_result(item.question_number)
+    message = build_user_message(item.question, item.ground_truth, item.rag_answer)
+    first = client.judge(system_prompt, message)
+    hedges: tuple[str, ...] = ()
+    if first.verdict is not None:
+        hedges = find_hedge_phrases(first.verdict.reasoning, hedge_phrases)
+    votes: list[JudgeOutcome] = []
+    if hedges:
+        logger.info(
+            "Question %s: the reasoning hedges (%s); asking for %s more votes",
+            item.question_number,
+            ", ".join(hedges),
+            CONSENSUS_VOTES,
+        )
+        votes = [client.judge(system_prompt, message) for _ in range(CONSENSUS_VOTES)]
+    return combine_outcomes(item.question_number, first, hedges, votes)

@@ -1,0 +1,130 @@
+"""``--metrics``: which metric families a run computes, and the offline ones' computation.
+
+``judge`` is Claude's precision/recall/accuracy; the offline families come from
+``pipeline/metrics.py``. ``all`` means the judge plus every offline family whose inputs are
+present in the files and whose optional dependencies are installed (a family left out for
+want of its extra is named in a warning with the install command).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from rag_evaluator import embeddings
+from rag_evaluator.core.metrics import overlap
+from rag_evaluator.core.metrics.registry import OVERLAP, RETRIEVAL, SEMANTIC
+from rag_evaluator.core.records import EvaluationItem
+from rag_evaluator.errors import MissingExtraError, UsageError
+from rag_evaluator.pipeline.metrics import (
+    MATCH_MODES,
+    OFFLINE_FAMILIES,
+    SIMILARITY,
+    MetricOptions,
+    compute_offline_metrics,
+    families_with_inputs,
+)
+
+logger = logging.getLogger(__name__)
+
+JUDGE_FAMILY = "judge"
+ALL_FAMILIES = "all"
+KNOWN_FAMILIES = (JUDGE_FAMILY, *OFFLINE_FAMILIES)
+
+
+@dataclass(frozen=True)
+class MetricFamilies:
+    """The families a run computes. ``wants_all`` is resolved against the inputs later."""
+
+    judge: bool
+    offline: tuple[str, ...] = ()
+    wants_all: bool = False
+
+    def names(self) -> list[str]:
+        return ([JUDGE_FAMILY] if self.judge else []) + list(self.offline)
+
+
+def parse_metric_families(raw: str) -> MetricFamilies:
+    """Parse ``--metrics judge,lexical`` (comma list, any case); ``all`` for everything."""
+    names = [part.strip().lower() for part in raw.split(",") if part.strip()]
+    choices = f"{', '.join(KNOWN_FAMILIES)}, or {ALL_FAMILIES}"
+    if not names:
+        raise UsageError(f"--metrics is empty. Give one or more of: {choices}")
+    unknown = [name for name in names if name not in (*KNOWN_FAMILIES, ALL_FAMILIES)]
+    if unknown:
+        raise UsageError(
+            f"Unknown metric famil{'y' if len(unknown) == 1 else 'ies'} "
+            f"{', '.join(repr(name) for name in unknown)} in --metrics. "
+            f"Use one or more of: {choices}"
+        )
+    wants_all = ALL_FAMILIES in names
+    return MetricFamilies(
+        judge=wants_all or JUDGE_FAMILY in names,
+        offline=tuple(family for family in OFFLINE_FAMILIES if family in names),
+        wants_all=wants_all,
+    )
+
+
+def _missing_extra(family: str) -> MissingExtraError | None:
+    try:
+        if family == OVERLAP:
+            overlap.require_overlap_extra()
+        elif family == SEMANTIC:
+            embeddings.require_semantic_extra(embeddings.SEMANTIC_FEATURE, bert_score=True)
+    except MissingExtraError as missing:
+        return missing
+    return None
+
+
+def resolve_all(families: MetricFamilies, items: Sequence[EvaluationItem]) -> MetricFamilies:
+    """Replace ``all`` by the judge and the offline families this run can compute."""
+    if not families.wants_all:
+        return families
+    chosen = list(families.offline)
+    for family in families_with_inputs(items):
+        if family in chosen:
+            continue
+        missing = _missing_extra(family)
+        if missing is not None:
+            logger.warning("--metrics all leaves out %s: %s", family, missing.message)
+            continue
+        chosen.append(family)
+    offline = tuple(family for family in OFFLINE_FAMILIES if family in chosen)
+    return replace(families, offline=offline, wants_all=False)
+
+
+def check_offline_ready(families: MetricFamilies, options: MetricOptions) -> None:
+    """Fail before any question is asked or sent when an offline family cannot run.
+
+    Raises UsageError for a bad ``--match`` and MissingExtraError for a family (or
+    ``--match similarity``) whose optional dependencies are not installed.
+    """
+    if not families.offline:
+        return
+    if options.match not in MATCH_MODES:
+        raise UsageError(
+            f"--match must be one of {', '.join(MATCH_MODES)} (got {options.match!r}). "
+            "Try --match exact"
+        )
+    for family in families.offline:
+        missing = _missing_extra(family)
+        if missing is not None:
+            raise missing
+    if RETRIEVAL in families.offline and options.match == SIMILARITY:
+        embeddings.require_semantic_extra(embeddings.SIMILARITY_MATCH_FEATURE)
+
+
+def compute_offline(
+    families: MetricFamilies,
+    items: Sequence[EvaluationItem],
+    options: MetricOptions,
+    progress: Callable[[str], None],
+) -> tuple[list[str], dict[int, dict[str, float | None]]]:
+    """The offline metric columns and their values per question number (none when not asked)."""
+    if not families.offline:
+        return [], {}
+    result = compute_offline_metrics(items, families.offline, options, progress)
+    for warning in result.warnings:
+        logger.warning(warning)
+    return list(result.columns), dict(result.scores)

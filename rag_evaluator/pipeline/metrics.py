@@ -1,0 +1,364 @@
+"""The offline metric families of an evaluate run: lexical, overlap, retrieval, semantic.
+
+Walks the metric registry over the run's items and returns one score per question and
+metric column (``None`` where the inputs are missing or the metric is undefined), plus one
+warning per metric that left cells empty. Semantic scores and similarity matching use one
+embedding pass over every distinct text of the run. Prints nothing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rag_evaluator.core.metrics import overlap, retrieval, semantic
+from rag_evaluator.core.metrics.registry import (
+    FAMILY_METRICS,
+    LEXICAL,
+    MISSING_INPUT_REASONS,
+    OFFLINE_FAMILIES,
+    OVERLAP,
+    RETRIEVAL,
+    SEMANTIC,
+    BertScores,
+    MetricDefinition,
+    RetrievalInputs,
+    SemanticInputs,
+    missing_inputs,
+)
+from rag_evaluator.core.records import EvaluationItem
+from rag_evaluator.core.selection import format_numbers
+from rag_evaluator.errors import UsageError
+
+if TYPE_CHECKING:
+    from rag_evaluator.embeddings import EmbeddingTable
+
+__all__ = [
+    "MATCH_MODES",
+    "OFFLINE_FAMILIES",
+    "MetricOptions",
+    "OfflineMetricsResult",
+    "compute_offline_metrics",
+    "families_with_inputs",
+    "metric_columns",
+]
+
+EXACT = "exact"
+SIMILARITY = "similarity"
+MATCH_MODES = (EXACT, SIMILARITY)
+_SHOWN_QUESTION_NUMBERS = 10
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class MetricOptions:
+    """Options of the offline families (``--k``, ``--match``, ``--similarity-threshold``,
+    ``--embedding-model``, ``--bertscore-model``)."""
+
+    k: int = retrieval.DEFAULT_K
+    match: str = EXACT
+    similarity_threshold: float = retrieval.DEFAULT_SIMILARITY_THRESHOLD
+    embedding_model: str | None = None
+    bertscore_model: str | None = None
+
+
+@dataclass(frozen=True)
+class OfflineMetricsResult:
+    """Scores per question and column; ``None`` marks a cell left empty."""
+
+    columns: list[str]
+    scores: dict[int, dict[str, float | None]]
+    warnings: list[str] = field(default_factory=list)
+
+
+def families_with_inputs(items: Sequence[EvaluationItem]) -> list[str]:
+    """The offline families ``--metrics all`` should run: those whose inputs some item has.
+
+    Lexical, overlap and semantic need only the three spec columns; retrieval needs both
+    Contexts and Relevant Contexts on at least one question.
+    """
+    if not items:
+        return []
+    families = [LEXICAL, OVERLAP]
+    if any(item.contexts is not None and item.relevant_contexts is not None for item in items):
+        families.append(RETRIEVAL)
+    families.append(SEMANTIC)
+    return families
+
+
+def _validated_families(families: Sequence[str]) -> list[str]:
+    requested = {family.strip().lower() for family in families if family.strip()}
+    unknown = sorted(requested - set(OFFLINE_FAMILIES))
+    if unknown:
+        raise UsageError(
+            f"Unknown metric family: {', '.join(unknown)}. "
+            f"Choose from: {', '.join(OFFLINE_FAMILIES)}"
+        )
+    return [family for family in OFFLINE_FAMILIES if family in requested]
+
+
+def _validate_options(options: MetricOptions) -> None:
+    if isinstance(options.k, bool) or not isinstance(options.k, int) or options.k < 1:
+        raise UsageError(f"--k must be a whole number of at least 1 (got {options.k}). Try --k 5")
+    if options.match not in MATCH_MODES:
+        raise UsageError(
+            f"--match must be one of {', '.join(MATCH_MODES)} (got {options.match!r}). "
+            "Try --match exact"
+        )
+    if not 0.0 <= options.similarity_threshold <= 1.0:
+        raise UsageError(
+            "--similarity-threshold must be between 0 and 1 "
+            f"(got {options.similarity_threshold}). Try --similarity-threshold 0.8"
+        )
+
+
+def metric_columns(families: Sequence[str]) -> list[str]:
+    """The metric columns the given families add, in display order."""
+    return [name for family in _validated_families(families) for name in FAMILY_METRICS[family]]
+
+
+class _EmptyCells:
+    """Collects, per metric, which questions were left empty and why."""
+
+    def __init__(self) -> None:
+        self._by_metric: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+
+    def add(self, metric: str, reason: str, question_number: int) -> None:
+        self._by_metric[metric][reason].append(question_number)
+
+    def warnings(self, columns: Sequence[str], total: int) -> list[str]:
+        messages: list[str] = []
+        for metric in columns:
+            reasons = self._by_metric.get(metric)
+            if not reasons:
+                continue
+            count = sum(len(numbers) for numbers in reasons.values())
+            details = "; ".join(
+                f"{reason} (question {_shown(numbers)})" for reason, numbers in reasons.items()
+            )
+            messages.append(f"{metric}: left empty for {count} of {total} question(s): {details}")
+        return messages
+
+
+def _shown(numbers: list[int]) -> str:
+    ordered = sorted(set(numbers))
+    shown = format_numbers(ordered[:_SHOWN_QUESTION_NUMBERS])
+    extra = len(ordered) - _SHOWN_QUESTION_NUMBERS
+    return f"{shown} and {extra} more" if extra > 0 else shown
+
+
+def _score_family(
+    definitions: dict[str, MetricDefinition[Any]],
+    item: EvaluationItem,
+    build_input: Callable[[EvaluationItem, _RunData], Any],
+    run: _RunData,
+    row: dict[str, float | None],
+    empty: _EmptyCells,
+) -> None:
+    family_input: Any = None
+    for name, definition in definitions.items():
+        absent = missing_inputs(item, definition)
+        if absent:
+            row[name] = None
+            empty.add(name, MISSING_INPUT_REASONS[absent[0]], item.question_number)
+            continue
+        if family_input is None:
+            family_input = build_input(item, run)
+        value = definition.compute(family_input)
+        row[name] = value
+        if value is None:
+            empty.add(name, definition.undefined_reason, item.question_number)
+
+
+def compute_offline_metrics(
+    items: Sequence[EvaluationItem],
+    families: Sequence[str],
+    options: MetricOptions,
+    progress: Progress | None = None,
+) -> OfflineMetricsResult:
+    """Score ``items`` with the requested offline ``families``.
+
+    Raises ``UsageError`` for an unknown family or a bad option, and ``MissingExtraError``
+    (with the install command) when overlap, semantic or ``--match similarity`` lacks its
+    optional dependencies. ``progress`` receives short status lines (model loading, passes).
+    """
+    chosen = _validated_families(families)
+    _validate_options(options)
+    report = progress or (lambda _message: None)
+    similarity_retrieval = RETRIEVAL in chosen and options.match == SIMILARITY
+    if OVERLAP in chosen:
+        overlap.require_overlap_extra()
+    embeddings: EmbeddingTable | None = None
+    bert_scores: dict[tuple[str, str], BertScores] = {}
+    if SEMANTIC in chosen or similarity_retrieval:
+        embeddings = _embed_run(items, chosen, options, similarity_retrieval, report)
+    if SEMANTIC in chosen:
+        bert_scores = _bert_score_run(items, options, report)
+
+    run = _RunData(options, embeddings, bert_scores)
+    columns = [name for family in chosen for name in FAMILY_METRICS[family]]
+    empty = _EmptyCells()
+    scores: dict[int, dict[str, float | None]] = {}
+    for item in items:
+        row: dict[str, float | None] = {}
+        for family in chosen:
+            _score_family(FAMILY_METRICS[family], item, _INPUT_BUILDERS[family], run, row, empty)
+        scores[item.question_number] = row
+    return OfflineMetricsResult(columns, scores, empty.warnings(columns, len(items)))
+
+
+@dataclass(frozen=True)
+class _RunData:
+    """What the per-row inputs of every family are built from."""
+
+    options: MetricOptions
+    embeddings: EmbeddingTable | None
+    bert_scores: dict[tuple[str, str], BertScores]
+
+
+def _text_inputs(item: EvaluationItem, _run: _RunData) -> EvaluationItem:
+    return item
+
+
+def _retrieval_inputs(item: EvaluationItem, run: _RunData) -> RetrievalInputs:
+    return RetrievalInputs(_ranked_matches(item, run.options, run.embeddings), run.options.k)
+
+
+def _semantic_row_inputs(item: EvaluationItem, run: _RunData) -> SemanticInputs:
+    if run.embeddings is None:
+        raise RuntimeError("semantic metrics need the embedding pass")  # a bug, not an input
+    return _semantic_inputs(item, run.embeddings, run.bert_scores)
+
+
+# How each family's per-row input is built (the registry's metrics read it).
+_INPUT_BUILDERS: dict[str, Callable[[EvaluationItem, _RunData], Any]] = {
+    LEXICAL: _text_inputs,
+    OVERLAP: _text_inputs,
+    RETRIEVAL: _retrieval_inputs,
+    SEMANTIC: _semantic_row_inputs,
+}
+
+
+# --- retrieval matching ---
+
+
+def _ranked_matches(
+    item: EvaluationItem, options: MetricOptions, embeddings: EmbeddingTable | None
+) -> retrieval.RankedMatches:
+    retrieved = item.contexts or []
+    golden = item.relevant_contexts or []
+    if options.match == EXACT or embeddings is None:
+        return retrieval.exact_matches(retrieved, golden)
+    retrieved_chunks = retrieval.distinct_chunks(retrieved)
+    golden_chunks = retrieval.distinct_chunks(golden)
+    if not retrieved_chunks or not golden_chunks:
+        return retrieval.similarity_matches(
+            [[] for _ in retrieved_chunks], len(golden_chunks), options.similarity_threshold
+        )
+    matrix = embeddings.cosines(retrieved_chunks, golden_chunks)
+    return retrieval.similarity_matches(
+        matrix.tolist(), len(golden_chunks), options.similarity_threshold
+    )
+
+
+# --- the embedding pass ---
+
+
+def _nonblank(texts: Sequence[str] | None) -> list[str]:
+    return [text for text in texts or [] if text.strip()]
+
+
+def _texts_to_embed(
+    items: Sequence[EvaluationItem], chosen: Sequence[str], similarity_retrieval: bool
+) -> list[str]:
+    texts: dict[str, None] = {}
+    for item in items:
+        if SEMANTIC in chosen:
+            for text in (item.question, item.rag_answer, item.ground_truth):
+                if text.strip():
+                    texts[text] = None
+            for text in _nonblank(item.contexts):
+                texts[text] = None
+            if item.contexts is not None:
+                for sentence in semantic.split_sentences(item.rag_answer):
+                    texts[sentence] = None
+        if similarity_retrieval:
+            for text in retrieval.distinct_chunks(item.contexts or []):
+                texts[text] = None
+            for text in retrieval.distinct_chunks(item.relevant_contexts or []):
+                texts[text] = None
+    return list(texts)
+
+
+def _embed_run(
+    items: Sequence[EvaluationItem],
+    chosen: Sequence[str],
+    options: MetricOptions,
+    similarity_retrieval: bool,
+    report: Progress,
+) -> EmbeddingTable:
+    from rag_evaluator import embeddings as embedding_shell
+
+    feature = (
+        embedding_shell.SEMANTIC_FEATURE
+        if SEMANTIC in chosen
+        else embedding_shell.SIMILARITY_MATCH_FEATURE
+    )
+    embedding_shell.require_semantic_extra(feature, bert_score=SEMANTIC in chosen)
+    report(f"Loading embedding model {embedding_shell.describe_model(options.embedding_model)}")
+    embedder = embedding_shell.load_text_embedder(options.embedding_model)
+    texts = _texts_to_embed(items, chosen, similarity_retrieval)
+    report(f"Embedding {len(texts)} distinct text(s)")
+    return embedder.embed_all(texts)
+
+
+def _bert_score_run(
+    items: Sequence[EvaluationItem], options: MetricOptions, report: Progress
+) -> dict[tuple[str, str], BertScores]:
+    from rag_evaluator import embeddings as embedding_shell
+
+    pairs = list(
+        dict.fromkeys(
+            (item.rag_answer, item.ground_truth)
+            for item in items
+            if item.rag_answer.strip() and item.ground_truth.strip()
+        )
+    )
+    if not pairs:
+        return {}
+    report(f"Loading BERTScore model {embedding_shell.describe_model(options.bertscore_model)}")
+    scorer = embedding_shell.load_bert_scorer(options.bertscore_model)
+    report(f"Scoring {len(pairs)} answer(s) with BERTScore")
+    values = scorer.score([answer for answer, _ in pairs], [truth for _, truth in pairs])
+    return {pair: BertScores(*value) for pair, value in zip(pairs, values, strict=True)}
+
+
+def _semantic_inputs(
+    item: EvaluationItem,
+    embeddings: EmbeddingTable,
+    bert_scores: dict[tuple[str, str], BertScores],
+) -> SemanticInputs:
+    def cosine(first: str, second: str) -> float | None:
+        if first in embeddings and second in embeddings:
+            return embeddings.cosine(first, second)
+        return None
+
+    contexts = _nonblank(item.contexts)
+    question_context: tuple[float, ...] = ()
+    if contexts and item.question in embeddings:
+        question_context = tuple(embeddings.cosines([item.question], contexts)[0].tolist())
+    sentences = semantic.split_sentences(item.rag_answer) if item.contexts is not None else []
+    support: tuple[float | None, ...] = tuple(None for _ in sentences)
+    if sentences and contexts:
+        support = tuple(embeddings.cosines(sentences, contexts).max(axis=1).tolist())
+    return SemanticInputs(
+        item=item,
+        answer_ground_truth_cosine=cosine(item.rag_answer, item.ground_truth),
+        question_answer_cosine=cosine(item.rag_answer, item.question),
+        question_context_cosines=question_context,
+        sentence_support=support,
+        bert_scores=bert_scores.get((item.rag_answer, item.ground_truth)),
+    )

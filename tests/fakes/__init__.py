@@ -1,0 +1,1 @@
+"""Stand-ins for external services, reached through their real clients."""

@@ -1,0 +1,379 @@
+"""`rag-eval convert` end to end: real files in tmp_path, the CLI, and a real subprocess."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rag_evaluator.cli import app
+from rag_evaluator.core.matching import Confidence
+from rag_evaluator.pipeline.convert import convert, output_rows
+from rag_evaluator.storage.inputs import load_answers, load_ground_truth
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+HEADER = [
+    "Question Number",
+    "RAG Answer",
+    "Contexts",
+    "Match Confidence",
+    "Match Score",
+    "Source File",
+]
+QUESTIONS = {
+    1: "How many vacation days do new employees get?",
+    2: "Who approves overtime for hourly staff?",
+    3: "What is the per diem for meals on domestic trips?",
+    4: "How do I report a lost badge?",
+    5: "When is the annual performance review?",
+}
+
+
+def write_questions(folder: Path, questions: dict[int, str] = QUESTIONS) -> Path:
+    path = folder / "questions.csv"
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["Question Number", "Question"])
+    writer.writerows(sorted(questions.items()))
+    path.write_text(buffer.getvalue(), encoding="utf-8")
+    return path
+
+
+def write_json_dir(folder: Path) -> Path:
+    json_dir = folder / "RAG_JSON_Files"
+    json_dir.mkdir()
+    (json_dir / "a_list.json").write_text(
+        json.dumps(
+            [
+                {
+                    "question": QUESTIONS[3],
+                    "answer": "$60 per day.",
+                    "contexts": ["Meals: $60 per day domestic."],
+                },
+                {"question": "What is the capital of France?", "answer": "Paris."},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    (json_dir / "b_results.json").write_text(
+        json.dumps(
+            {
+                "results": [
+                    {
+                        "query": "how many vacation days do new employes get",
+                        "response": "25 days.",
+                        "sources": [{"page_content": "PTO: 25 days."}, "Holidays: 10."],
+                    }
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    (json_dir / "c_ids.json").write_text(json.dumps({"Q5": "In December."}), encoding="utf-8")
+    (json_dir / "d_lines.jsonl").write_text(
+        json.dumps(
+            {"prompt": "Who approves overtime for hourly staff members?", "output": "Managers."}
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    return json_dir
+
+
+def read_rows(path: Path) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(path.read_bytes().decode("utf-8"), newline="")))
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    write_questions(tmp_path)
+    write_json_dir(tmp_path)
+    return tmp_path
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, ["convert", *args])
+
+
+def test_convert_writes_one_row_per_matched_question_in_order(project: Path) -> None:
+    result = invoke()
+    assert result.exit_code == 0, result.output
+    rows = read_rows(project / "rag_answers.csv")
+    assert rows[0] == HEADER
+    by_number = {row[0]: row for row in rows[1:]}
+    assert [row[0] for row in rows[1:]] == ["1", "2", "3", "5"]
+    assert by_number["1"][1:4] == ["25 days.", '["PTO: 25 days.", "Holidays: 10."]', "GOOD"]
+    assert by_number["1"][5] == "b_results.json"
+    assert by_number["2"][3] == "LOW"
+    assert by_number["3"][1:6] == [
+        "$60 per day.",
+        '["Meals: $60 per day domestic."]',
+        "PERFECT",
+        "100.0",
+        "a_list.json",
+    ]
+    assert by_number["5"][1:6] == ["In December.", "[]", "ID", "", "c_ids.json"]
+    assert 85 <= float(by_number["2"][4]) < 95
+    # The file the evaluate command reads back is consistent with what was written.
+    assert load_answers(project / "rag_answers.csv").rows[1].contexts == [
+        "PTO: 25 days.",
+        "Holidays: 10.",
+    ]
+
+
+def test_convert_shows_a_summary_and_warns_about_the_unmatched_entry(project: Path) -> None:
+    result = invoke()
+    assert result.exit_code == 0
+    table = result.stdout
+    for label, count in [
+        ("PERFECT (99-100)", 1),
+        ("GOOD (95-99)", 1),
+        ("LOW (85-95)", 1),
+        ("ID (by ID key)", 1),
+        ("Rows written", 4),
+        ("Unmatched (below 85 or unknown ID)", 1),
+        ("Files read", 4),
+        ("Files skipped", 0),
+    ]:
+        assert any(
+            label in line and line.rstrip(" │").endswith(f" {count}") for line in table.splitlines()
+        ), label
+    assert (
+        "Warning: a_list.json item 2: no question in questions.csv matches 'What is the capital "
+        "of France?'; the best candidate is question"
+    ) in result.stderr
+    assert "below the threshold 85 (entry skipped)" in result.stderr
+    assert "Questions with no answer: 4" in result.stderr
+    assert "a_list.json item 2: no question" in (project / "rag_eval.log").read_text()
+
+
+def test_a_broken_file_is_reported_and_the_rest_converted(project: Path) -> None:
+    (project / "RAG_JSON_Files" / "broken.json").write_text('[{"question": "x",]')
+    result = invoke()
+    assert result.exit_code == 0
+    assert (
+        "Error: broken.json is not valid JSON (line 1, column 19: Expecting property name "
+        "enclosed in double quotes)"
+    ) in result.stderr
+    assert "(file skipped)" in result.stderr
+    assert len(read_rows(project / "rag_answers.csv")) == 5
+
+
+def test_a_contested_question_keeps_the_better_match(project: Path) -> None:
+    (project / "RAG_JSON_Files" / "e_rerun.json").write_text(
+        json.dumps([{"question": QUESTIONS[1], "answer": "Exactly 25 days."}])
+    )
+    result = invoke()
+    assert result.exit_code == 0
+    rows = {row[0]: row for row in read_rows(project / "rag_answers.csv")[1:]}
+    assert rows["1"][1] == "Exactly 25 days."
+    assert re.search(
+        r"Warning: b_results\.json results item 1 \(at 9\d\.\d\) also answers question 1, "
+        r"but e_rerun\.json item 1 \(at 100\.0\) matched better; kept that one "
+        r"\(entry skipped\)",
+        result.stderr,
+    )
+
+
+def test_a_higher_threshold_turns_low_matches_away(project: Path) -> None:
+    result = invoke("--threshold", "95")
+    assert result.exit_code == 0
+    numbers = [row[0] for row in read_rows(project / "rag_answers.csv")[1:]]
+    assert numbers == ["1", "3", "5"]
+    assert "below the threshold 95" in result.stderr
+
+
+def test_nothing_matched_exits_1_and_leaves_the_old_output_alone(project: Path) -> None:
+    (project / "rag_answers.csv").write_text("previous run\n")
+    write_questions(project, {1: "Something nobody asked about at all, ever, really."})
+    for extra in (project / "RAG_JSON_Files").iterdir():
+        if extra.name == "c_ids.json":
+            extra.unlink()
+    result = invoke()
+    assert result.exit_code == 1
+    assert (
+        "Error: None of the 4 answers in RAG_JSON_Files matched a question in questions.csv "
+        "(threshold 85); nothing was written. Check that the answers belong to this question "
+        "set, or lower --threshold"
+    ) in result.stderr
+    assert (project / "rag_answers.csv").read_text() == "previous run\n"
+
+
+def test_only_broken_files_exit_1(project: Path) -> None:
+    for path in (project / "RAG_JSON_Files").iterdir():
+        path.write_text("{")
+    result = invoke()
+    assert result.exit_code == 1
+    assert "Error: No answers could be read from RAG_JSON_Files: all 4 file(s) were skipped" in (
+        result.stderr
+    )
+    assert not (project / "rag_answers.csv").exists()
+
+
+def test_a_missing_questions_file_says_how_to_create_it(project: Path) -> None:
+    (project / "questions.csv").unlink()
+    result = invoke()
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "Error: questions.csv not found. Create this file with columns: Question Number, Question"
+    )
+
+
+def test_a_missing_json_folder_says_how_to_fix_it(project: Path) -> None:
+    result = invoke("--json-dir", "nowhere")
+    assert result.exit_code == 2
+    assert "Error: nowhere not found. Create this folder" in result.stderr
+
+
+def test_a_folder_without_json_exits_1(project: Path) -> None:
+    (project / "empty").mkdir()
+    result = invoke("--json-dir", "empty")
+    assert result.exit_code == 1
+    assert "Error: empty has no *.json or *.jsonl files (it is empty)" in result.stderr
+
+
+@pytest.mark.parametrize("threshold", ["101", "-1"])
+def test_a_threshold_outside_0_to_100_is_refused(project: Path, threshold: str) -> None:
+    result = invoke("--threshold", threshold)
+    assert result.exit_code == 2
+    assert "--threshold" in result.output
+
+
+def test_the_output_may_not_overwrite_the_questions(project: Path) -> None:
+    result = invoke("--output", "questions.csv")
+    assert result.exit_code == 2
+    assert "is the questions file" in result.stderr
+    assert (project / "questions.csv").read_text().startswith("Question Number,Question")
+
+
+def test_an_unwritable_output_is_reported_without_a_traceback(project: Path) -> None:
+    (project / "taken").mkdir()
+    result = invoke("--output", "taken")
+    assert result.exit_code == 2
+    assert "Error: Cannot write taken:" in result.stderr
+    assert "Traceback" not in result.output
+    assert [path.name for path in (project / "taken").iterdir()] == []
+
+
+def test_the_output_is_replaced_atomically(project: Path) -> None:
+    (project / "rag_answers.csv").write_text("old\n")
+    assert invoke().exit_code == 0
+    assert read_rows(project / "rag_answers.csv")[0] == HEADER
+    assert sorted(path.name for path in project.iterdir() if path.name.startswith(".")) == []
+
+
+def test_convert_in_a_real_subprocess(tmp_path: Path) -> None:
+    write_questions(tmp_path)
+    json_dir = write_json_dir(tmp_path)
+    output = tmp_path / "out" / "answers.csv"
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rag_evaluator",
+            "convert",
+            "--json-dir",
+            str(json_dir),
+            "--questions",
+            str(tmp_path / "questions.csv"),
+            "--output",
+            str(output),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert [row[0] for row in read_rows(output)[1:]] == ["1", "2", "3", "5"]
+    assert "Rows written" in completed.stdout
+    assert (tmp_path / "rag_eval.log").exists()
+
+
+def test_the_sample_data_converts_with_only_the_deliberate_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = invoke(
+        "--json-dir",
+        str(REPO_ROOT / "RAG_JSON_Files"),
+        "--questions",
+        str(REPO_ROOT / "questions.csv"),
+        "--output",
+        "rag_answers.csv",
+    )
+    assert result.exit_code == 0, result.output
+    rows = read_rows(tmp_path / "rag_answers.csv")
+    assert rows[0] == HEADER
+    with (REPO_ROOT / "questions.csv").open(encoding="utf-8") as handle:
+        question_numbers = [int(row["Question Number"]) for row in csv.DictReader(handle)]
+    assert [int(row[0]) for row in rows[1:]] == sorted(question_numbers)
+    assert {row[3] for row in rows[1:]} == {"PERFECT", "GOOD", "LOW", "ID"}
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("Warning:")]
+    assert len(warnings) == 1
+    assert "guest Wi-Fi password" in warnings[0]
+    assert "Error:" not in result.stderr
+
+    # The golden chunks of ground_truth.csv are contexts the RAG files really retrieved.
+    ground_truth = load_ground_truth(REPO_ROOT / "ground_truth.csv").rows
+    assert set(ground_truth) == set(question_numbers)
+    retrieved = {int(row[0]): json.loads(row[2]) for row in rows[1:]}
+    checked = 0
+    for number, truth in ground_truth.items():
+        if truth.relevant_contexts and retrieved[number]:
+            assert any(chunk in retrieved[number] for chunk in truth.relevant_contexts), number
+            checked += 1
+    assert checked >= 10
+
+
+def test_many_warnings_are_capped_on_the_terminal_but_all_logged(project: Path) -> None:
+    unrelated = [
+        {
+            "question": f"Completely unrelated trivia question number {index} about ships?",
+            "answer": "x",
+        }
+        for index in range(30)
+    ]
+    (project / "RAG_JSON_Files" / "noise.json").write_text(json.dumps(unrelated))
+    result = invoke()
+    assert result.exit_code == 0
+    # 31 unmatched: the capital-of-France entry and the 30 above.
+    shown = [line for line in result.stderr.splitlines() if "no question in questions.csv" in line]
+    assert len(shown) == 20
+    assert "Warning: … and 11 more unmatched entries, listed in the log file" in result.stderr
+    log = (project / "rag_eval.log").read_text()
+    assert "noise.json item 30: no question" in log
+
+
+def test_the_pipeline_reports_what_it_did(project: Path) -> None:
+    report = convert(
+        project / "RAG_JSON_Files", project / "questions.csv", project / "out.csv", threshold=85
+    )
+    assert [match.question_number for match in report.matched] == [1, 2, 3, 5]
+    assert report.count(Confidence.ID) == 1
+    assert report.entries_found == 5
+    assert report.files_read == ["a_list.json", "b_results.json", "c_ids.json", "d_lines.jsonl"]
+    assert report.questions_without_answer == [4]
+    assert [item.entry.origin for item in report.unmatched] == ["a_list.json item 2"]
+    assert output_rows(report.matched)[0] == HEADER
+
+
+def test_questions_without_any_text_are_refused(project: Path) -> None:
+    (project / "questions.csv").write_text("Question Number,Question\n1,\n2,  \n")
+    result = invoke()
+    assert result.exit_code == 2
+    assert (
+        "Error: questions.csv has no question text to match answers against. "
+        "Fill in its Question column"
+    ) in result.stderr

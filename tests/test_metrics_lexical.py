@@ -1,0 +1,194 @@
+"""Lexical metrics: hand-worked cases for every metric, and properties of the number parser."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rag_evaluator.metrics import (
+    answer_completeness,
+    citation_quality,
+    dont_know,
+    exact_match,
+    extract_keywords,
+    extract_numbers,
+    fact_score,
+    keyword_coverage,
+    list_coverage,
+    list_items,
+    number_match,
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "ground_truth", "expected"),
+    [
+        ("  The Answer is 42 ", "the answer  is 42", 1.0),
+        ("THE ANSWER\nIS 42", "the answer is 42", 1.0),
+        ("42.", "42", 0.0),
+        ("The answer is 42", "42", 0.0),
+    ],
+)
+def test_exact_match_ignores_case_and_whitespace_only(
+    answer: str, ground_truth: str, expected: float
+) -> None:
+    assert exact_match(answer, ground_truth) == expected
+
+
+def test_keywords_are_phrases_numbers_and_long_words_without_stop_words() -> None:
+    # "Territory 118" is a capitalised phrase; 118 and 0.305% are numbers; "territory",
+    # "rate", "change" have 4+ letters; "has", "a", "of" are too short.
+    keywords = extract_keywords("Territory 118 has a rate change of 0.305%").items
+    assert set(keywords) == {
+        ("territory", Decimal("118")),
+        ("territory",),
+        (Decimal("118"),),
+        ("rate",),
+        ("change",),
+        (Decimal("0.305"),),
+    }
+
+
+def test_a_leading_stop_word_is_dropped_from_a_capitalised_phrase() -> None:
+    keywords = extract_keywords("The Premium Rate is $604").items
+    assert ("premium", "rate") in keywords
+    assert not any(keyword[0] == "the" for keyword in keywords)
+
+
+def test_keyword_coverage_hand_worked() -> None:
+    ground_truth = "Territory 118 has a rate change of 0.305%"
+    # Found: "territory 118", "territory", 118, "rate", 0.305; missing: "change" -> 5/6.
+    assert keyword_coverage("Territory 118: rate is 0.305 percent", ground_truth) == pytest.approx(
+        5 / 6
+    )
+    # Seed 000's example: the paraphrase holds every keyword.
+    assert keyword_coverage("The rate change for Territory 118 is 0.305%", ground_truth) == 1.0
+
+
+def test_keyword_coverage_phrase_needs_its_words_in_order() -> None:
+    # Keywords: "premium rate", "premium", "rate", 604 -> "premium" and 604 found: 2/4.
+    assert keyword_coverage("premium: 604 dollars", "The Premium Rate is $604") == 0.5
+
+
+def test_number_match_compares_values_not_spelling() -> None:
+    # Expected {604, 293, 2.061}; the answer has 604.00 and 293 but 2.06 -> 2/3.
+    assert number_match(
+        "The premium is 604.00 (293 * 2.06)", "$604 based on 293 × 2.061"
+    ) == pytest.approx(2 / 3)
+    assert number_match("The premium is $604", "$604") == 1.0
+    assert number_match("It is 604.0", "604") == 1.0
+    assert number_match("We found 1234 rows", "1,234 rows") == 1.0
+
+
+def test_number_match_keeps_signs_but_not_hyphens_inside_codes() -> None:
+    assert number_match("a change of 0.133%", "a change of -0.133%") == 0.0
+    assert number_match("rule 1 applies", "Rule C-1") == 1.0
+
+
+def test_answer_completeness_averages_length_ratio_and_coverage() -> None:
+    # Length 1/6 words; keywords {paris, france, capital}, 1 found -> (1/6 + 1/3) / 2 = 0.25.
+    assert answer_completeness("Paris", "Paris is the capital of France") == pytest.approx(0.25)
+    # A longer answer caps the length ratio at 1: (1 + 1) / 2.
+    assert (
+        answer_completeness(
+            "Paris is the capital of France and its largest city", "Paris is the capital of France"
+        )
+        == 1.0
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("According to page 4 of the PDF, from Table: 2", 1.0),  # 5 indicators, capped at 3/3
+        ("The pages of both documents agree", 2 / 3),
+        ("Based on the report", 1 / 3),
+        ("Paris is the capital", 0.0),
+    ],
+)
+def test_citation_quality_counts_distinct_source_indicators(answer: str, expected: float) -> None:
+    assert citation_quality(answer) == pytest.approx(expected)
+
+
+def test_citation_quality_counts_a_repeated_indicator_once() -> None:
+    assert citation_quality("page 1, page 2, page 3") == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("I don't know.", 1.0),
+        ("I don’t know", 1.0),  # typographic apostrophe
+        ("Sorry, there is NO INFORMATION about that.", 1.0),
+        ("The value is unknown", 1.0),
+        ("N/A", 1.0),  # short non-answer
+        ("null", 1.0),
+        ("None of the above options apply here", 0.0),  # long answer: "none" alone is fine
+        ("Paris", 0.0),
+    ],
+)
+def test_dont_know_detects_uncertainty_phrases(answer: str, expected: float) -> None:
+    assert dont_know(answer) == expected
+
+
+def test_list_items_are_the_labels_of_markdown_list_lines() -> None:
+    ground_truth = (
+        "Rules:\n* Rule C-1: territory definitions\n- **Rule C-2** - rate tiers\n1. Rule C-3\n"
+    )
+    assert list_items(ground_truth) == ["Rule C-1", "Rule C-2", "Rule C-3"]
+
+
+def test_list_coverage_hand_worked() -> None:
+    ground_truth = "* Rule C-1: territory definitions\n* Rule C-2\n* Rule C-3"
+    # C-1 and C-3 are named (case does not matter), C-2 is not -> 2/3.
+    assert list_coverage("Rule C-1 and rule c-3 apply.", ground_truth) == pytest.approx(2 / 3)
+    assert list_coverage("No rules", "A sentence without a list") is None
+
+
+def test_fact_score_compares_numbers_as_numbers() -> None:
+    facts = ["$604", "Territory 118", "-0.133%"]
+    assert fact_score("Territory 118 costs 604.0 dollars; change -0.133", facts) == 1.0
+    # Only $604 is there: Territory 117 is not Territory 118, and the sign is missing.
+    assert fact_score("Territory 117 costs $604, change 0.133", facts) == pytest.approx(1 / 3)
+    assert fact_score("The premium is 6040", ["$604"]) == 0.0
+
+
+@given(st.integers(min_value=0, max_value=10**9))
+def test_a_whole_number_reads_the_same_in_every_spelling(value: int) -> None:
+    spellings = [str(value), f"${value}", f"{value}.0", f"{value:,}", f"{value}%"]
+    for spelling in spellings:
+        assert extract_numbers(f"costs {spelling} today") == {Decimal(value)}
+
+
+@given(
+    st.decimals(
+        min_value=Decimal("-1000000"),
+        max_value=Decimal("1000000"),
+        places=3,
+        allow_nan=False,
+        allow_infinity=False,
+    )
+)
+def test_number_match_of_a_number_against_itself_is_one(value: Decimal) -> None:
+    text = f"value {value:f}"
+    assert number_match(text, text) == 1.0
+
+
+@given(st.text(max_size=200))
+def test_lexical_scores_stay_in_range_on_any_text(text: str) -> None:
+    for score in (
+        exact_match(text, "Paris 12"),
+        keyword_coverage(text, "Paris 12"),
+        number_match(text, "Paris 12"),
+        answer_completeness(text, "Paris 12"),
+        citation_quality(text),
+        dont_know(text),
+        fact_score(text, ["Paris", "12"]),
+    ):
+        assert score is not None
+        assert 0.0 <= score <= 1.0
+    extract_keywords(text)
+    list_items(text)

@@ -1,0 +1,359 @@
+"""The shared CSV reader and writer: encodings, headers, delimiters and bad input."""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rag_evaluator.core.fields import column_key, parse_question_number
+from rag_evaluator.errors import InputError, MissingColumnError, MissingFileError, RagEvalError
+from rag_evaluator.storage.inputs import load_answers, load_ground_truth, load_questions
+from rag_evaluator.storage.tables import read_csv, write_csv_atomic
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@pytest.fixture
+def warnings_logged() -> Iterator[list[str]]:
+    """Warnings the package logs, whatever configure_logging did to propagation."""
+    handler = _Records()
+    package_logger = logging.getLogger("rag_evaluator")
+    package_logger.addHandler(handler)
+    try:
+        yield handler.messages
+    finally:
+        package_logger.removeHandler(handler)
+
+
+def write(path: Path, text: str, encoding: str = "utf-8") -> Path:
+    path.write_bytes(text.encode(encoding))
+    return path
+
+
+# Encodings ---------------------------------------------------------------------------
+
+
+def test_utf8_with_a_byte_order_mark(tmp_path: Path, warnings_logged: list[str]) -> None:
+    path = tmp_path / "questions.csv"
+    path.write_bytes(codecs.BOM_UTF8 + "Question Number,Question\n1,Qué tal?\n".encode())
+    rows = load_questions(path).rows
+    assert rows[1].question == "Qué tal?"
+    assert warnings_logged == []
+
+
+def test_latin1_bytes_are_read_with_a_warning(tmp_path: Path, warnings_logged: list[str]) -> None:
+    path = write(tmp_path / "questions.csv", "Question Number,Question\n1,Café?\n", "latin-1")
+    assert load_questions(path).rows[1].question == "Café?"
+    assert warnings_logged == [
+        "questions.csv is not valid UTF-8 (byte 30); read it as latin-1. "
+        "Save it as UTF-8 if characters look wrong"
+    ]
+
+
+def test_invalid_utf8_is_read_as_latin1(tmp_path: Path, warnings_logged: list[str]) -> None:
+    path = tmp_path / "questions.csv"
+    path.write_bytes(b"Question Number,Question\n1,bad \xff\xfe byte\n")
+    assert load_questions(path).rows[1].question == "bad ÿþ byte"
+    assert "read it as latin-1" in warnings_logged[0]
+
+
+def test_utf16_with_a_byte_order_mark(tmp_path: Path) -> None:
+    path = write(tmp_path / "questions.csv", "Question Number\tQuestion\r\n1\tÜber?\r\n", "utf-16")
+    assert load_questions(path).rows[1].question == "Über?"
+
+
+def test_nul_bytes_are_removed_with_a_warning(tmp_path: Path, warnings_logged: list[str]) -> None:
+    path = tmp_path / "questions.csv"
+    path.write_bytes(b"Question Number,Question\n1,Wh\x00at?\n")
+    assert load_questions(path).rows[1].question == "What?"
+    assert warnings_logged == ["questions.csv contains NUL bytes; they were removed"]
+
+
+# Headers and delimiters --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Question Number",
+        "question_num",
+        "QuestionNumber",
+        "question number",
+        "Question No.",
+        "QUESTION-NUMBER",
+        "Question #",
+        "Q#",
+        "qid",
+        "ID",
+    ],
+)
+def test_fuzzy_question_number_headers(tmp_path: Path, header: str) -> None:
+    path = write(tmp_path / "questions.csv", f"{header},Question\n1,What?\n")
+    assert load_questions(path).rows[1].question == "What?"
+
+
+@pytest.mark.parametrize(
+    ("header", "column"),
+    [
+        ("ground_truth", "Ground Truth"),
+        ("Expected Answer", "Ground Truth"),
+        ("reference", "Ground Truth"),
+    ],
+)
+def test_fuzzy_ground_truth_headers(tmp_path: Path, header: str, column: str) -> None:
+    path = write(tmp_path / "ground_truth.csv", f"question_num,{header}\n1,Truth\n")
+    assert load_ground_truth(path).rows[1].ground_truth == "Truth"
+
+
+def test_column_key_ignores_case_spaces_and_punctuation() -> None:
+    assert column_key("Question No.") == column_key("question_no") == "questionno"
+    assert column_key("Question #") == "questionnumber"
+
+
+@pytest.mark.parametrize("delimiter", [";", "\t", "|"])
+def test_other_delimiters_are_sniffed(tmp_path: Path, delimiter: str) -> None:
+    path = write(
+        tmp_path / "questions.csv",
+        f"Question Number{delimiter}Question\n1{delimiter}Yes, or no?\n",
+    )
+    assert load_questions(path).rows[1].question == "Yes, or no?"
+
+
+def test_excels_separator_line_is_honoured(tmp_path: Path) -> None:
+    path = write(tmp_path / "questions.csv", "sep=;\nQuestion Number;Question\n1;A, B?\n")
+    table = read_csv(path, required=["Question Number", "Question"])
+    assert table.delimiter == ";"
+    assert [record.values["Question"] for record in table.records] == ["A, B?"]
+    assert table.records[0].line_number == 3
+
+
+def test_mixed_line_endings(tmp_path: Path) -> None:
+    path = write(tmp_path / "questions.csv", "Question Number,Question\r\n1,A?\n2,B?\r3,C?\r\n")
+    rows = load_questions(path).rows
+    assert {number: row.question for number, row in rows.items()} == {1: "A?", 2: "B?", 3: "C?"}
+
+
+def test_a_one_megabyte_answer(tmp_path: Path) -> None:
+    answer = "word " * 220_000
+    path = write(tmp_path / "rag_answers.csv", f'Question Number,RAG Answer\n1,"{answer}"\n')
+    assert load_answers(path).rows[1].rag_answer == answer
+
+
+def test_quoted_newlines_keep_line_numbers_right(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "questions.csv",
+        'Question Number,Question\n1,"line one\nline two"\nx,bad\n',
+    )
+    with pytest.raises(InputError, match=r"questions\.csv line 4: "):
+        load_questions(path)
+
+
+def test_list_columns_of_ground_truth_and_answers(tmp_path: Path) -> None:
+    ground_truth = write(
+        tmp_path / "ground_truth.csv",
+        "Question Number,Ground Truth,Relevant Contexts,Required Facts\n"
+        '1,T,"[""a"", ""b""]",x; y\n'
+        "2,U,,\n",
+    )
+    rows = load_ground_truth(ground_truth).rows
+    assert (rows[1].relevant_contexts, rows[1].required_facts) == (["a", "b"], ["x", "y"])
+    assert (rows[2].relevant_contexts, rows[2].required_facts) == (None, None)
+    answers = write(tmp_path / "rag_answers.csv", "Question Number,RAG Answer,Contexts\n1,A,[]\n")
+    assert load_answers(answers).rows[1].contexts == []
+
+
+# Bad input ---------------------------------------------------------------------------
+
+
+def test_a_missing_file_names_the_columns_to_create(tmp_path: Path) -> None:
+    with pytest.raises(MissingFileError) as caught:
+        load_questions(tmp_path / "questions.csv")
+    assert caught.value.message == (
+        "questions.csv not found. Create this file with columns: Question Number, Question"
+    )
+    with pytest.raises(MissingFileError) as caught:
+        load_ground_truth(tmp_path / "ground_truth.csv")
+    assert caught.value.message == (
+        "ground_truth.csv not found. Create this file with columns: Question Number, Ground Truth"
+    )
+
+
+@pytest.mark.parametrize("content", ["", "\n\n", " , \n"])
+def test_an_empty_file(tmp_path: Path, content: str) -> None:
+    path = write(tmp_path / "questions.csv", content)
+    with pytest.raises(InputError) as caught:
+        load_questions(path)
+    assert caught.value.message == (
+        "questions.csv is empty. Add a header row with columns: Question Number, Question, "
+        "then one row per question"
+    )
+
+
+def test_a_header_only_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "questions.csv", "Question Number,Question\n\n")
+    with pytest.raises(InputError) as caught:
+        load_questions(path)
+    assert caught.value.message == (
+        "questions.csv has a header row but no data rows. Add one row per question with "
+        "columns: Question Number, Question"
+    )
+
+
+def test_a_missing_column_lists_the_columns_found(tmp_path: Path) -> None:
+    path = write(tmp_path / "questions.csv", "Number,Text\n1,What?\n")
+    with pytest.raises(MissingColumnError) as caught:
+        load_questions(path)
+    assert caught.value.message == (
+        "questions.csv has no 'Question' column (columns found: 'Number', 'Text'). "
+        "Rename the matching column to 'Question'"
+    )
+
+
+def test_garbage_headers_are_shortened_in_the_message(tmp_path: Path) -> None:
+    headers = ",".join(f"col{index}-" + "x" * 80 for index in range(30))
+    path = write(tmp_path / "questions.csv", f"{headers}\n1\n")
+    with pytest.raises(MissingColumnError) as caught:
+        load_questions(path)
+    assert len(caught.value.message) < 1000
+    assert "… 18 more" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("cell", "reason"),
+    [
+        ("", "is blank"),
+        ("abc", "'abc' is not a whole number"),
+        ("1.5", "'1.5' is not a whole number"),
+        ("-3", "'-3' is not a whole number"),
+        ("9" * 30, f"'{'9' * 30}' is too large for a question number"),
+    ],
+)
+def test_bad_question_numbers_name_the_line(tmp_path: Path, cell: str, reason: str) -> None:
+    path = write(tmp_path / "questions.csv", f"Question Number,Question\n1,Fine?\n{cell},Bad?\n")
+    with pytest.raises(InputError) as caught:
+        load_questions(path)
+    assert caught.value.message.startswith(f"questions.csv line 3: 'Question Number' {reason}")
+    assert caught.value.message.endswith("Give every row a whole question number such as 1, 2, 3")
+
+
+@pytest.mark.parametrize(
+    ("cell", "number"), [("7", 7), (" 7 ", 7), ("7.0", 7), ("+7", 7), ("０７", 7)]
+)
+def test_question_numbers_that_parse(cell: str, number: int) -> None:
+    assert parse_question_number(cell) == number
+
+
+def test_duplicate_numbers_keep_the_first_row_with_a_warning(
+    tmp_path: Path, warnings_logged: list[str]
+) -> None:
+    path = write(tmp_path / "questions.csv", "Question Number,Question\n1,First\n2,B\n1,Second\n")
+    loaded = load_questions(path)
+    assert loaded.rows[1].question == "First"
+    assert loaded.duplicate_numbers == [1]
+    assert warnings_logged == [
+        "questions.csv repeats question number(s) 1; the first row of each was kept"
+    ]
+
+
+def test_a_directory_instead_of_a_file(tmp_path: Path) -> None:
+    folder = tmp_path / "questions.csv"
+    folder.mkdir()
+    with pytest.raises(InputError, match="is a directory, not a CSV file"):
+        load_questions(folder)
+
+
+# Writing -----------------------------------------------------------------------------
+
+
+def test_write_csv_atomic_round_trips_awkward_text(tmp_path: Path) -> None:
+    path = tmp_path / "out" / "rag_answers.csv"
+    rows = [
+        ["Question Number", "RAG Answer", "Contexts"],
+        [1, 'He said "hi",\nthen left;\r\nok', '["a, b"]'],
+        [2, "ünïcödé ✓", "[]"],
+        # A lone carriage return must be quoted, or a reader ends the row there.
+        [3, "before\rafter", "[]"],
+    ]
+    write_csv_atomic(path, rows)
+    read_back = list(csv.reader(io.StringIO(path.read_bytes().decode("utf-8"), newline="")))
+    assert read_back == [[str(cell) for cell in row] for row in rows]
+    assert [child.name for child in path.parent.iterdir()] == ["rag_answers.csv"]
+    assert not path.read_bytes().startswith(codecs.BOM_UTF8)
+
+
+# Properties --------------------------------------------------------------------------
+
+_loaders = st.sampled_from([load_questions, load_ground_truth, load_answers])
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.binary(max_size=300), loader=_loaders)
+def test_any_bytes_either_load_or_raise_the_tools_error(
+    tmp_path: Path, data: bytes, loader
+) -> None:
+    path = tmp_path / "input.csv"
+    path.write_bytes(data)
+    try:
+        loaded = loader(path)
+    except RagEvalError as exc:
+        assert exc.message
+    else:
+        assert loaded.rows
+
+
+_csv_tokens = st.sampled_from(
+    [*'ab1 ,;\t"\n\r\x00é#.', "Question Number", "Question", "Ground Truth", "RAG Answer"]
+)
+_csv_ish = st.lists(_csv_tokens, max_size=60).map("".join)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=_csv_ish, loader=_loaders)
+def test_any_csv_like_text_either_loads_or_raises_the_tools_error(
+    tmp_path: Path, text: str, loader
+) -> None:
+    path = tmp_path / "input.csv"
+    path.write_text(text, encoding="utf-8")
+    try:
+        loader(path)
+    except RagEvalError as exc:
+        assert exc.message
+
+
+_cell_text = st.text(
+    alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=40
+)
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(answers=st.lists(_cell_text, min_size=1, max_size=5))
+def test_answers_written_by_write_csv_atomic_load_back_unchanged(
+    tmp_path: Path, answers: list[str]
+) -> None:
+    path = tmp_path / "rag_answers.csv"
+    write_csv_atomic(
+        path, [["Question Number", "RAG Answer"], *([n, a] for n, a in enumerate(answers, 1))]
+    )
+    loaded = load_answers(path)
+    assert [loaded.rows[n].rag_answer for n in sorted(loaded.rows)] == answers
