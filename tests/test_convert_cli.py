@@ -153,6 +153,12 @@ def test_convert_shows_a_summary_and_warns_about_the_unmatched_entry(project: Pa
     ) in result.stderr
     assert "below the threshold 85 (entry skipped)" in result.stderr
     assert "Questions with no answer: 4" in result.stderr
+    without_contexts = sum(1 for row in read_rows(project / "rag_answers.csv") if row[2] == "[]")
+    assert 0 < without_contexts < 4
+    assert any(
+        "Rows with no contexts" in line and line.rstrip(" │").endswith(f" {without_contexts}")
+        for line in table.splitlines()
+    )
     assert "a_list.json item 2: no question" in (project / "rag_eval.log").read_text()
 
 

@@ -54,6 +54,11 @@ class ConvertReport:
     entries_found: int
     questions_without_answer: list[int]
 
+    @property
+    def rows_without_contexts(self) -> int:
+        """Rows written with ``Contexts`` ``[]``: retrieval metrics score them as nothing found."""
+        return sum(1 for match in self.matched if not match.entry.contexts)
+
     def count(self, confidence: Confidence) -> int:
         """How many written rows carry ``confidence``."""
         return sum(1 for match in self.matched if match.confidence is confidence)
