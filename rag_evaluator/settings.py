@@ -8,6 +8,8 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
+from rag_evaluator.errors import ConfigError
+
 API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 CHECKPOINT_DIR_VARIABLE = "RAG_EVAL_CHECKPOINT_DIR"
 
@@ -28,8 +30,13 @@ def load_settings(working_directory: Path | None = None) -> Settings:
     """
     env_file = (working_directory or Path.cwd()) / ".env"
     if env_file.is_file():
-        for name, value in dotenv_values(env_file).items():
+        for name, value in _read_env_file(env_file).items():
             if value is not None and name not in os.environ:
+                if "\x00" in name or "\x00" in value:
+                    raise ConfigError(
+                        f"{env_file} holds a NUL byte in the line of {name!r}, so it is not a "
+                        "text file. Rewrite .env as plain text lines NAME=value"
+                    )
                 os.environ[name] = value
     api_key = os.environ.get(API_KEY_VARIABLE, "").strip() or None
     checkpoint_dir = os.environ.get(CHECKPOINT_DIR_VARIABLE, "").strip()
@@ -37,3 +44,18 @@ def load_settings(working_directory: Path | None = None) -> Settings:
         api_key=api_key,
         checkpoint_dir=Path(checkpoint_dir).expanduser() if checkpoint_dir else None,
     )
+
+
+def _read_env_file(env_file: Path) -> dict[str, str | None]:
+    """The variables of ``.env``; an unreadable or non-UTF-8 file is the user's to fix."""
+    try:
+        return dotenv_values(env_file, encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{env_file} is not valid UTF-8 (byte {exc.start}). Save .env as UTF-8 text "
+            "with lines NAME=value"
+        ) from exc
+    except OSError as exc:
+        raise ConfigError(
+            f"Cannot read {env_file}: {exc.strerror}. Fix its permissions or remove it"
+        ) from exc

@@ -151,7 +151,10 @@ def test_convert_shows_a_summary_and_warns_about_the_unmatched_entry(project: Pa
         "Warning: a_list.json item 2: no question in questions.csv matches 'What is the capital "
         "of France?'; the best candidate is question"
     ) in result.stderr
-    assert "below the threshold 85 (entry skipped)" in result.stderr
+    assert (
+        "below the threshold 85. Add the question to questions.csv or lower --threshold "
+        "(entry skipped)"
+    ) in result.stderr
     assert "Questions with no answer: 4" in result.stderr
     without_contexts = sum(1 for row in read_rows(project / "rag_answers.csv") if row[2] == "[]")
     assert 0 < without_contexts < 4
@@ -184,8 +187,8 @@ def test_a_contested_question_keeps_the_better_match(project: Path) -> None:
     assert rows["1"][1] == "Exactly 25 days."
     assert re.search(
         r"Warning: b_results\.json results item 1 \(at 9\d\.\d\) also answers question 1, "
-        r"but e_rerun\.json item 1 \(at 100\.0\) matched better; kept that one "
-        r"\(entry skipped\)",
+        r"but e_rerun\.json item 1 \(at 100\.0\) matched better; kept that one\. If it "
+        r"answers another question, correct its question text \(entry skipped\)",
         result.stderr,
     )
 
@@ -219,7 +222,7 @@ def test_only_broken_files_exit_1(project: Path) -> None:
         path.write_text("{")
     result = invoke()
     assert result.exit_code == 1
-    assert "Error: No answers could be read from RAG_JSON_Files: all 4 file(s) were skipped" in (
+    assert "Error: No answers could be read from RAG_JSON_Files: all 4 files were skipped" in (
         result.stderr
     )
     assert not (project / "rag_answers.csv").exists()
@@ -259,6 +262,16 @@ def test_the_output_may_not_overwrite_the_questions(project: Path) -> None:
     assert result.exit_code == 2
     assert "is the questions file" in result.stderr
     assert (project / "questions.csv").read_text().startswith("Question Number,Question")
+
+
+@pytest.mark.parametrize("output", ["RAG_JSON_Files/a_list.json", "RAG_JSON_Files/NEW.JSONL"])
+def test_the_output_may_not_land_among_the_rag_files(project: Path, output: str) -> None:
+    before = (project / "RAG_JSON_Files" / "a_list.json").read_bytes()
+    result = invoke("--output", output)
+    assert result.exit_code == 2
+    assert f"Error: --output {output} is a RAG output file in RAG_JSON_Files" in result.stderr
+    assert (project / "RAG_JSON_Files" / "a_list.json").read_bytes() == before
+    assert not (project / "RAG_JSON_Files" / "NEW.JSONL").exists()
 
 
 def test_an_unwritable_output_is_reported_without_a_traceback(project: Path) -> None:

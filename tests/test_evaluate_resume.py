@@ -20,7 +20,7 @@ from evaluate_support import (
     wait_until,
     write_inputs,
 )
-from fakes.anthropic_server import FakeAnthropicServer, Fault, verdict
+from fakes.anthropic_server import FakeAnthropicServer, Fault, RecordedRequest, verdict
 
 from rag_evaluator.core.selection import shuffled_order
 
@@ -248,7 +248,7 @@ def test_ctrl_c_stops_promptly_keeps_the_checkpoint_and_says_how_to_resume(
             process.communicate()
     assert process.returncode == 130, stderr
     message = " ".join(stderr.split())
-    assert "Interrupted after" in message
+    assert message.count("Interrupted after") == 1
     assert "run the same command again to resume" in message.lower()
     assert "Traceback" not in stderr
     [checkpoint] = workspace.checkpoint_files()
@@ -284,3 +284,88 @@ def test_the_api_key_is_never_written_anywhere(
     for output in outputs:
         assert key not in output
         assert key[-12:] not in output
+
+
+def test_each_question_is_in_the_checkpoint_before_the_next_call_is_sent(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    hedging = verdict(reasoning="Arguably complete.")
+    fake_anthropic.script(SAMPLE[ORDER[1]][0], hedging, CLEAN_VERDICT)
+    seen: list[tuple[int, list[int]]] = []
+
+    def look_at_the_checkpoint(request: RecordedRequest) -> None:
+        files = workspace.checkpoint_files()
+        saved = checkpointed_numbers(files[0]) if files else []
+        seen.append((asked_numbers(fake_anthropic)[-1], saved))
+
+    fake_anthropic.on_request = look_at_the_checkpoint
+    result = run_cli([*RUN, "--yes"])
+
+    assert result.exit_code == 0, result.output
+    # Question ORDER[1] hedges: its 3 consensus calls come before it is saved.
+    assert seen == [
+        (ORDER[0], []),
+        (ORDER[1], ORDER[:1]),
+        (ORDER[1], ORDER[:1]),
+        (ORDER[1], ORDER[:1]),
+        (ORDER[1], ORDER[:1]),
+        (ORDER[2], ORDER[:2]),
+        (ORDER[3], ORDER[:3]),
+        (ORDER[4], ORDER[:4]),
+    ]
+
+
+def test_a_crash_after_the_last_question_resumes_without_any_call(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    output_dir = workspace.directory / "Evaluation_Runs"
+
+    def break_the_output_folder_at_the_last_call(request: RecordedRequest) -> None:
+        if len(fake_anthropic.requests) == len(ORDER) and output_dir.is_dir():
+            output_dir.rmdir()
+            output_dir.write_text("in the way")
+
+    fake_anthropic.on_request = break_the_output_folder_at_the_last_call
+    failed = run_cli([*RUN, "--yes"])
+
+    assert failed.exit_code == 2, failed.output
+    assert "Cannot write the results file" in " ".join(failed.stderr.split())
+    [checkpoint] = workspace.checkpoint_files()
+    assert sorted(checkpointed_numbers(checkpoint)) == sorted(ORDER)
+
+    output_dir.unlink()
+    fake_anthropic.on_request = None
+    before = len(fake_anthropic.requests)
+    rerun = run_cli(RUN, "y\n")
+
+    assert rerun.exit_code == 0, rerun.output
+    assert "5 of 5 questions done" in rerun.stderr
+    assert "Proceed?" not in rerun.stderr
+    assert len(fake_anthropic.requests) == before
+    assert len(only_results(workspace.directory).rows) == 5
+    assert workspace.checkpoint_files() == []
+
+
+@POSIX_SIGNALS
+def test_kill_9_during_the_first_call_leaves_nothing_to_resume(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    fake_anthropic.response_delay_seconds = 30
+    process = start_cli_process([*RUN, "--yes"], workspace.directory)
+    try:
+        wait_until(lambda: len(fake_anthropic.requests) >= 1)
+        process.kill()
+    finally:
+        process.communicate(timeout=30)
+    [checkpoint] = workspace.checkpoint_files()
+    assert checkpointed_numbers(checkpoint) == []
+
+    fake_anthropic.response_delay_seconds = 0
+    before = len(fake_anthropic.requests)
+    rerun = start_cli_process(RUN, workspace.directory)
+    _, stderr = rerun.communicate("y\n", timeout=60)
+
+    assert rerun.returncode == 0, stderr
+    assert "Resume previous run?" not in stderr
+    assert asked_numbers(fake_anthropic, before) == ORDER
+    assert len(only_results(workspace.directory).rows) == 5

@@ -117,3 +117,16 @@ def test_output_faults_come_back_as_200_replies(fake_anthropic: FakeAnthropicSer
     refused = _ask("Q")
     assert refused.stop_reason == "refusal"
     assert _text(refused) == ""
+
+
+def test_on_request_sees_each_request_before_it_is_answered(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    seen: list[tuple[str | None, int | None]] = []
+    fake_anthropic.on_request = lambda request: seen.append(
+        (request.question, request.response_status)
+    )
+    _ask("first")
+    _ask("second")
+    assert seen == [("first", None), ("second", None)]
+    assert [request.response_status for request in fake_anthropic.requests] == [200, 200]

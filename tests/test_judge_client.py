@@ -16,7 +16,7 @@ from fakes.anthropic_server import FakeAnthropicServer, Fault, verdict
 from rag_evaluator.core.prompts import DEFAULT_SYSTEM_PROMPT, build_user_message
 from rag_evaluator.core.records import TokenUsage
 from rag_evaluator.core.verdicts import VERDICT_SCHEMA
-from rag_evaluator.errors import JudgeFatalError
+from rag_evaluator.errors import JudgeFatalError, JudgeUnavailableError
 from rag_evaluator.judge.client import JudgeClient, JudgeSettings
 
 MODEL = "claude-haiku-5-5"
@@ -266,6 +266,53 @@ def test_persistent_transient_fault_leaves_the_question_unscored_after_bounded_c
     assert outcome.calls == 6
     assert outcome.error == "API overloaded (529); gave up after 6 calls"
     assert any("question left unscored" in m for m in judge_log.messages(logging.INFO))
+
+
+def test_transient_failures_outlasting_retries_several_questions_in_a_row_stop_the_run(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.script(QUESTION, Fault.status(529, "overloaded", retry_after=0))
+    client = make_client(fake_anthropic, max_retries=0, sdk_max_retries=0, unavailable_after=3)
+    message = build_user_message(QUESTION, GROUND_TRUTH, ANSWER)
+    try:
+        first = client.judge(DEFAULT_SYSTEM_PROMPT, message)
+        second = client.judge(DEFAULT_SYSTEM_PROMPT, message)
+        with pytest.raises(JudgeUnavailableError) as raised:
+            client.judge(DEFAULT_SYSTEM_PROMPT, message)
+    finally:
+        client.close()
+
+    assert first.error == second.error == "API overloaded (529); gave up after 1 call"
+    assert raised.value.questions_in_a_row == 3
+    assert "kept failing for 3 questions in a row" in raised.value.message
+    assert "run the same command again to resume" in raised.value.message
+    assert len(fake_anthropic.requests) == 3
+
+
+@pytest.mark.parametrize(
+    "between",
+    [pytest.param(verdict(), id="a-verdict"), pytest.param(Fault.refusal(), id="a-refusal")],
+)
+def test_an_answer_from_the_api_resets_the_outage_count(
+    fake_anthropic: FakeAnthropicServer, between: object
+) -> None:
+    down = Fault.status(529, "overloaded", retry_after=0)
+    fake_anthropic.script(QUESTION, down, down, between, down, down)
+    client = make_client(
+        fake_anthropic,
+        max_retries=0,
+        sdk_max_retries=0,
+        unavailable_after=3,
+        max_calls_per_question=1,
+    )
+    message = build_user_message(QUESTION, GROUND_TRUTH, ANSWER)
+    try:
+        outcomes = [client.judge(DEFAULT_SYSTEM_PROMPT, message) for _ in range(5)]
+    finally:
+        client.close()
+
+    assert [outcome.calls for outcome in outcomes] == [1, 1, 1, 1, 1]
+    assert sum(outcome.verdict is None for outcome in outcomes) >= 4
 
 
 # -- per-question failures ----------------------------------------------------------------------

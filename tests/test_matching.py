@@ -152,7 +152,10 @@ def test_a_score_below_the_threshold_is_unmatched_with_its_best_candidate() -> N
     assert "run.json item 1" in message
     assert "question 7" in message
     assert "at 80.0" in message
-    assert "threshold 85" in message
+    assert message.endswith(
+        "below the threshold 85. Add the question to questions.csv or lower --threshold "
+        "(entry skipped)"
+    )
 
 
 def test_lowering_the_threshold_accepts_a_closer_miss_as_low() -> None:
@@ -216,8 +219,9 @@ def test_an_id_key_for_a_missing_question_is_unmatched() -> None:
     result = assign_entries([entry(None, question_id=42, location="key 'Q42'")], {1: "first"})
     assert result.matched == []
     message = result.unmatched[0].message(85, "questions.csv")
-    assert (
-        message == "run.json key 'Q42': question number 42 is not in questions.csv (entry skipped)"
+    assert message == (
+        "run.json key 'Q42': question number 42 is not in questions.csv. Add question 42 to "
+        "questions.csv or correct the key (entry skipped)"
     )
 
 

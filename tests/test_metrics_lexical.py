@@ -192,3 +192,24 @@ def test_lexical_scores_stay_in_range_on_any_text(text: str) -> None:
         assert 0.0 <= score <= 1.0
     extract_keywords(text)
     list_items(text)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "There is no database migration to run.",  # "no data" inside "no database"
+        "Several unknowns remain, but the rate is 5%.",  # "unknown" inside "unknowns"
+        "It cannot answering machines",  # "cannot answer" inside a longer word
+        "Nonexistent",  # short, "none" inside a longer word
+    ],
+)
+def test_dont_know_matches_whole_phrases_only(answer: str) -> None:
+    assert dont_know(answer) == 0.0
+
+
+def test_a_dash_between_two_numbers_is_a_range_not_a_minus_sign() -> None:
+    # "90%-99%" is 90 to 99 percent; the 99 must not read as -99.
+    assert extract_numbers("prices fell 90%-99% after the split") == {Decimal(90), Decimal(99)}
+    assert number_match("a drop of 90 to 99 percent", "a drop of 90%-99%") == 1.0
+    # A dash after a space still makes a negative number.
+    assert extract_numbers("the change was -0.133% this year") == {Decimal("-0.133")}

@@ -66,3 +66,40 @@ def test_rouge_of_an_empty_answer_is_zero() -> None:
 
 def test_rouge_score_keeps_the_seed_name() -> None:
     assert rouge_score("testing", "testing one two") == rouge_scores("testing", "testing one two")
+
+
+# rouge-score's testRouge{1,2}AgainstRouge155WithStemming: lines 1 and 2 of its
+# testdata/target.txt and prediction.txt, scored by the official ROUGE-1.5.5 with stemming.
+# The second pair is where stemming shows: unstemmed ROUGE-1 F1 is 0.50000 there.
+ROUGE155_TARGETS = (
+    "ZfbCUIUuePaiLVUlCaUXxkpu XPeWing tUHfPMuZ',-Xd Y BrUgVJing M-HV.-DgdDaY.rFDJCRing "
+    "Ht-LM EKBDXkME,yz'RBr q'wtion wIojNbN wL,b .a-'XdQggyFl jB-RPP'iyOIcUxer tKM L",
+    "KsJdPByEtAor fE-Qg Dpdbring cw-WeFyu vC MoBL Xdn g wkvcEiGvKtion BDFhrpMtion psing "
+    "sbKao Q m qiing LMmer HqqLFXe,XPY,J XsurkMer ,ed nB'wH'bWVHjWFEing "
+    "tQ.saefZwJtKrTlixYpMMsJing UCAPwNHeYVjDing c T BUySKtion gMPfJpwGw p'NvxAoping eu "
+    "pBwMBKV'I DNxqelhu,PHPxDEq,mtion SN",
+)
+ROUGE155_PREDICTIONS = (
+    "rFDJCRtion Ht-LM EKtDXkME,yz'RBr q'wer wrojNbN wL,b .a-'XdQggyFl jB-RPP'iyOIcUxi",
+    "n cw-WeFyu vC MoBL Xdn g wkvcEiGvKtion BDFhrpMer pstion sbKao Q m qier LMmed "
+    "HqqLFXe,XPY,J XsurkMeo ,ed nB'wH'bWVHjWFEer tQ.saefZwJtKrTlixYpMMNJtion UCAPwNHeYVjD",
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "rouge1", "rouge2"), [(0, 0.51163, 0.39024), (1, 0.52941, 0.36364)]
+)
+def test_rouge_with_stemming_matches_official_rouge155(
+    line: int, rouge1: float, rouge2: float
+) -> None:
+    scores = rouge_scores(ROUGE155_PREDICTIONS[line], ROUGE155_TARGETS[line])
+    assert scores is not None
+    assert scores["rouge1"] == pytest.approx(rouge1, abs=5e-6)
+    assert scores["rouge2"] == pytest.approx(rouge2, abs=5e-6)
+
+
+def test_bleu_uses_the_effective_order_with_the_brevity_penalty() -> None:
+    # sacreBLEU's test_effective_order: "test" against "a test" has only a unigram to count
+    # (precision 1), so the score is the brevity penalty exp(1 - 2/1) = 0.36788.
+    assert bleu_score("test", ["a test"]) == pytest.approx(0.3678794411714425, abs=1e-9)
+    assert bleu_score("a test", ["a test"]) == pytest.approx(1.0)

@@ -9,9 +9,11 @@ from rag_evaluator.embeddings import TextEmbedder, load_bert_scorer, load_text_e
 from rag_evaluator.errors import UsageError
 from rag_evaluator.metrics import (
     MetricOptions,
+    answer_hallucination,
     answer_relevance,
     compute_offline_metrics,
     context_relevance,
+    evaluate_all,
     hallucination,
     semantic_similarity,
     split_sentences,
@@ -161,3 +163,109 @@ def test_similarity_matching_finds_a_reworded_golden_chunk() -> None:
 def test_a_model_that_is_not_on_disk_fails_with_the_fix() -> None:
     with pytest.raises(UsageError, match="Pass a local model folder"):
         load_text_embedder("no-such-owner/no-such-model-rag-eval")
+
+
+def test_a_run_embeds_every_distinct_text_once_in_one_encode_call(
+    embedder: TextEmbedder,
+) -> None:
+    items = [
+        EvaluationItem(
+            question_number=1,
+            question="When was the Eiffel Tower completed?",
+            ground_truth="The Eiffel Tower was completed in 1889.",
+            rag_answer="It was completed in 1889. It stands in Paris.",
+            contexts=[EIFFEL_CONTEXT, MARKETS],
+            relevant_contexts=[EIFFEL_CONTEXT],
+        ),
+        EvaluationItem(
+            question_number=2,
+            question="What did the cat do?",
+            ground_truth=CAT,
+            rag_answer=CAT_PARAPHRASE,
+            contexts=[MARKETS, CAT],
+            relevant_contexts=[CAT],
+        ),
+    ]
+    # Distinct texts: 2 questions, 2 answers, 2 ground truths, 2 answer sentences of the
+    # first answer (the second answer is one sentence, itself), and EIFFEL_CONTEXT and
+    # MARKETS; CAT is both a ground truth and a context, and the golden chunks are contexts
+    # too. 10 texts, although the rows hold 17 between them.
+    calls_before, texts_before = embedder.encode_calls, embedder.texts_encoded
+    progress: list[str] = []
+    compute_offline_metrics(
+        items, ["retrieval", "semantic"], MetricOptions(match="similarity"), progress.append
+    )
+    assert embedder.encode_calls - calls_before == 1
+    assert embedder.texts_encoded - texts_before == 10
+    assert [line for line in progress if line.startswith("Embedding")] == [
+        "Embedding 10 distinct text(s)"
+    ]
+
+
+def test_the_bundled_model_answers_to_its_own_name_offline(embedder: TextEmbedder) -> None:
+    # Seed 002 passes model_name="all-MiniLM-L6-v2"; with no hub that name must load the
+    # bundled copy (and the same loaded model), not fail on a download.
+    assert load_text_embedder("all-MiniLM-L6-v2") is embedder
+    assert load_text_embedder("sentence-transformers/all-MiniLM-L6-v2") is embedder
+    assert load_bert_scorer("all-MiniLM-L6-v2") is load_bert_scorer(None)
+
+
+def test_evaluate_all_has_seed_002s_signature_and_uses_one_encode_call(
+    embedder: TextEmbedder,
+) -> None:
+    question = "When was the Eiffel Tower completed?"
+    answer = "The Eiffel Tower was completed in 1889 for the World's Fair."
+    calls_before = embedder.encode_calls
+    scores = evaluate_all(
+        question=question,
+        answer=answer,
+        reference="It was finished in 1889.",
+        contexts=[EIFFEL_CONTEXT, MARKETS],
+        model_name="all-MiniLM-L6-v2",
+        thresholds=(0.5, 0.4),
+    )
+    assert embedder.encode_calls - calls_before == 1
+    assert list(scores) == [
+        "context_relevance",
+        "context_sufficiency",
+        "answer_relevance",
+        "answer_correctness",
+        "answer_hallucination",
+    ]
+    assert scores["context_sufficiency"] == 0.5  # the Eiffel context yes, the markets one no
+    assert scores["answer_hallucination"] == 0.0  # the answer is a sentence of a context
+    expected_relevance = answer_relevance(vector(embedder, question), vector(embedder, answer))
+    assert scores["answer_relevance"] == pytest.approx(expected_relevance, abs=1e-5)
+    expected_context = context_relevance(
+        vector(embedder, question), [vector(embedder, EIFFEL_CONTEXT), vector(embedder, MARKETS)]
+    )
+    assert scores["context_relevance"] == pytest.approx(expected_context, abs=1e-5)
+    # A stricter hallucination threshold than the answer's support flags its sentence.
+    assert (
+        evaluate_all(question, answer, "", [EIFFEL_CONTEXT], None, (0.5, 0.999))[
+            "answer_hallucination"
+        ]
+        == 1.0
+    )
+
+
+def test_answer_hallucination_has_seed_002s_signature() -> None:
+    invented = "Penguins migrate across the Sahara every winter."
+    assert answer_hallucination(invented, [EIFFEL_CONTEXT], "all-MiniLM-L6-v2", 0.4) == 1.0
+    copied = " ".join(split_sentences(EIFFEL_CONTEXT))
+    assert answer_hallucination(copied, [EIFFEL_CONTEXT, MARKETS], "all-MiniLM-L6-v2") == 0.0
+    assert answer_hallucination(invented, []) == 1.0  # no context supports anything
+    assert answer_hallucination("", [EIFFEL_CONTEXT]) is None  # no sentence to judge
+
+
+def test_a_blank_question_is_named_as_the_reason_for_empty_context_metrics() -> None:
+    items = [
+        EvaluationItem(1, "", "Paris is big.", "Paris.", contexts=["Paris is a city."]),
+        EvaluationItem(2, "Where?", "Lyon.", "Lyon.", contexts=[]),
+    ]
+    result = compute_offline_metrics(items, ["semantic"], MetricOptions())
+    warning = next(w for w in result.warnings if w.startswith("context_relevance"))
+    assert warning == (
+        "context_relevance: left empty for 2 of 2 question(s): the question is empty "
+        "(question 1); no context was retrieved (question 2)"
+    )

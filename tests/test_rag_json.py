@@ -134,8 +134,10 @@ def test_flat_mapping_values_that_are_not_answers_are_skipped(tmp_path: Path) ->
     result = read_value(tmp_path, {"What is X?": "X.", "count": 3, "tags": ["a"]})
     assert [e.question for e in result.entries] == ["What is X?"]
     assert result.problems == [
-        "run.json key 'count': the value is a number, not an answer text (entry skipped)",
-        "run.json key 'tags': the value is a list, not an answer text (entry skipped)",
+        "run.json key 'count': the value is a number, not an answer text. Write the answer "
+        "as a string (entry skipped)",
+        "run.json key 'tags': the value is a list, not an answer text. Write the answer as a "
+        "string (entry skipped)",
     ]
 
 
@@ -245,7 +247,8 @@ def test_an_answer_that_holds_no_text_skips_that_entry_only(tmp_path: Path) -> N
     )
     assert [e.answer for e in result.entries] == ["fine"]
     assert result.problems == [
-        "run.json item 1: the answer is a object, not text. Give it a string answer (entry skipped)"
+        "run.json item 1: the answer is an object with no text/content/page_content or answer "
+        "text in it (fields found: 'score'). Write the answer as a string (entry skipped)"
     ]
     assert result.skipped_entries == 1
 
@@ -268,12 +271,29 @@ def test_context_values(tmp_path: Path, contexts: object, expected: list[str]) -
     assert found.contexts == expected
 
 
+def test_llamaindex_source_nodes_give_their_node_text(tmp_path: Path) -> None:
+    value = [
+        {
+            "query": "Q?",
+            "response": "A",
+            "source_nodes": [
+                {"node": {"id_": "n1", "text": "first chunk", "metadata": {}}, "score": 0.8},
+                {"node": {"id_": "n2", "text": "second chunk"}, "score": 0.5},
+            ],
+        }
+    ]
+    result = read_value(tmp_path, value)
+    assert result.entries[0].contexts == ["first chunk", "second chunk"]
+    assert result.problems == []
+
+
 def test_context_items_without_text_are_dropped_and_counted(tmp_path: Path) -> None:
     value = [{"question": "Q?", "answer": "A", "sources": [{"doc_id": 1}, {"text": "kept"}, [1]]}]
     result = read_value(tmp_path, value)
     assert result.entries[0].contexts == ["kept"]
     assert result.problems == [
-        "run.json: 2 context item(s) had no text/content/page_content text and were left out"
+        "run.json: 2 context items had no text/content/page_content text and were left out. "
+        "Give each context object one of the fields text, content, page_content"
     ]
 
 
@@ -435,13 +455,13 @@ def test_an_unknown_shape_is_explained(tmp_path: Path, content: str, message: st
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("", "empty.json is empty"),
-        ("  \n\t ", "empty.json is empty"),
-        ("[]", "empty.json holds an empty list: there is nothing to convert"),
-        ("{}", "empty.json holds an empty object: there is nothing to convert"),
+        ("", "empty.json is empty."),
+        ("  \n\t ", "empty.json is empty."),
+        ("[]", "empty.json holds an empty list: there is nothing to convert."),
+        ("{}", "empty.json holds an empty object: there is nothing to convert."),
         (
             '{"results": []}',
-            "empty.json holds an empty 'results' list: there is nothing to convert",
+            "empty.json holds an empty 'results' list: there is nothing to convert.",
         ),
     ],
 )
@@ -450,7 +470,9 @@ def test_empty_files_say_so(tmp_path: Path, content: str, message: str) -> None:
     path.write_text(content)
     with pytest.raises(InputError) as caught:
         read_rag_json_file(path)
-    assert caught.value.message == message
+    assert caught.value.message == (
+        f"{message} Export the RAG output again, or move the file out of the folder"
+    )
 
 
 def test_a_file_whose_every_entry_is_unusable_is_skipped_with_the_first_reason(
@@ -458,8 +480,19 @@ def test_a_file_whose_every_entry_is_unusable_is_skipped_with_the_first_reason(
 ) -> None:
     with pytest.raises(InputError) as caught:
         read_value(tmp_path, [{"foo": 1}, {"bar": 2}], name="useless.json")
-    assert caught.value.message.startswith(
-        "useless.json has no usable entries: useless.json item 1: no question field"
+    assert caught.value.message == (
+        "useless.json has no usable entries (2 skipped). The first, item 1: no question field "
+        "(fields found: 'foo'). Name it one of: question, query, prompt, input, user_input, "
+        "question_text"
+    )
+
+
+def test_a_file_with_one_unusable_entry_gives_its_reason_once(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        read_value(tmp_path, {"question": " ", "answer": "A"}, name="blank.json")
+    assert caught.value.message == (
+        "blank.json has no usable entries: (single entry): the 'question' field is blank. "
+        "Fill in the question"
     )
 
 
@@ -472,7 +505,8 @@ def test_a_bad_json_lines_line_is_skipped_and_the_rest_kept(tmp_path: Path) -> N
     result = read_rag_json_file(path)
     assert [e.answer for e in result.entries] == ["A1", "A3"]
     assert result.problems == [
-        "run.jsonl line 2 is not valid JSON (column 31: Expecting value) (line skipped)"
+        "run.jsonl line 2 is not valid JSON (column 31: Expecting value). Fix or remove that "
+        "line (line skipped)"
     ]
     assert result.skipped_entries == 1
 
@@ -491,7 +525,53 @@ def test_a_json_lines_file_with_no_readable_line_is_refused(tmp_path: Path) -> N
 def test_huge_integers_are_refused_cleanly(tmp_path: Path) -> None:
     path = tmp_path / "big.json"
     path.write_text('[{"question": "Q?", "answer": ' + "9" * 5000 + "}]")
-    with pytest.raises(InputError, match=r"big\.json could not be read as JSON"):
+    with pytest.raises(InputError) as caught:
+        read_rag_json_file(path)
+    # Not Python's advice to call sys.set_int_max_str_digits(), which no user can follow.
+    assert caught.value.message == (
+        "big.json could not be read as JSON: it holds a number of more than 4300 digits. "
+        "Fix that value, or move the file out of the folder"
+    )
+
+
+def test_a_json_lines_file_whose_readable_lines_are_all_unusable(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text('not json\n{"question": "Q?"}\n')
+    with pytest.raises(InputError) as caught:
+        read_rag_json_file(path)
+    # Line 2 was read, so "no line could be read" would be wrong; the first problem is named.
+    assert caught.value.message == (
+        "run.jsonl has no usable entries (2 skipped). The first, line 1: not valid JSON "
+        "(column 1: Expecting value). Fix or remove that line"
+    )
+
+
+@pytest.mark.parametrize(
+    ("items", "problem"),
+    [
+        ([None], "item 1: this item is null, not an object"),
+        ([3], "item 1: this item is a number, not an object"),
+        ([["x"]], "item 1: this item is a list, not an object"),
+        ([{"question": None, "answer": "A"}], "item 1: the 'question' field is null, not"),
+        ([{"question": {"a": 1}, "answer": "A"}], "item 1: the 'question' field is an object"),
+        ([{"question": "Q?", "answer": [1, 2]}], "item 1: the answer is a list that does not"),
+    ],
+)
+def test_messages_use_the_right_article_and_say_what_to_do(
+    tmp_path: Path, items: list[object], problem: str
+) -> None:
+    result = read_value(tmp_path, [*items, {"question": "ok?", "answer": "ok"}])
+    [message] = result.problems
+    assert message.startswith(f"run.json {problem}")
+    assert " a object" not in message and " a null" not in message
+    assert any(fix in message for fix in ("Remove it or make it", "Write the", "Fill in"))
+    assert message.endswith(" (entry skipped)")
+
+
+def test_a_top_level_null_reads_as_null(tmp_path: Path) -> None:
+    path = tmp_path / "odd.json"
+    path.write_text("null")
+    with pytest.raises(InputError, match=r"\(the top level is null\)"):
         read_rag_json_file(path)
 
 

@@ -81,7 +81,10 @@ def test_nul_bytes_are_removed_with_a_warning(tmp_path: Path, warnings_logged: l
     path = tmp_path / "questions.csv"
     path.write_bytes(b"Question Number,Question\n1,Wh\x00at?\n")
     assert load_questions(path).rows[1].question == "What?"
-    assert warnings_logged == ["questions.csv contains NUL bytes; they were removed"]
+    assert warnings_logged == [
+        "questions.csv contains NUL bytes; they were removed. If its text looks wrong, save it "
+        "again as UTF-8 text"
+    ]
 
 
 # Headers and delimiters --------------------------------------------------------------
@@ -132,6 +135,17 @@ def test_other_delimiters_are_sniffed(tmp_path: Path, delimiter: str) -> None:
         f"Question Number{delimiter}Question\n1{delimiter}Yes, or no?\n",
     )
     assert load_questions(path).rows[1].question == "Yes, or no?"
+
+
+def test_a_delimiter_inside_a_quoted_header_does_not_decide(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "questions.csv",
+        '"Question Number";"Question, as asked"\n1;"Yes, or no?"\n',
+    )
+    table = read_csv(path, required=["Question Number"])
+    assert table.delimiter == ";"
+    assert table.headers == ["Question Number", "Question, as asked"]
+    assert table.records[0].values["Question Number"] == "1"
 
 
 def test_excels_separator_line_is_honoured(tmp_path: Path) -> None:
@@ -266,8 +280,27 @@ def test_duplicate_numbers_keep_the_first_row_with_a_warning(
     assert loaded.rows[1].question == "First"
     assert loaded.duplicate_numbers == [1]
     assert warnings_logged == [
-        "questions.csv repeats question number(s) 1; the first row of each was kept"
+        "questions.csv repeats question number 1; the first row of each was kept. "
+        "Give every row its own number"
     ]
+
+
+@pytest.mark.parametrize(
+    "signature", [b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"], ids=["xlsx", "xls"]
+)
+def test_a_spreadsheet_workbook_is_named_as_such(
+    tmp_path: Path, signature: bytes, warnings_logged: list[str]
+) -> None:
+    path = tmp_path / "questions.csv"
+    path.write_bytes(signature + b"\x14\x00\x06\x00xl/workbook.xml" + bytes(range(256)))
+    with pytest.raises(InputError) as caught:
+        load_questions(path)
+    assert caught.value.message == (
+        "questions.csv is a spreadsheet workbook (Excel or similar), not CSV text. Save it as "
+        "CSV (in Excel: File > Save As > CSV UTF-8) and pass that file"
+    )
+    # Not read as latin-1 garbage first.
+    assert warnings_logged == []
 
 
 def test_a_directory_instead_of_a_file(tmp_path: Path) -> None:

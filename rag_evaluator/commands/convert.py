@@ -62,7 +62,8 @@ def _show_summary(report: ConvertReport) -> None:
         ("Files skipped", len(report.skipped_files)),
     ]
     console.table("rag-eval convert", ["Outcome", "Count"], rows)
-    console.info(f"Wrote {len(report.matched)} answers to {report.output_path}")
+    written = len(report.matched)
+    console.info(f"Wrote {written} answer{'' if written == 1 else 's'} to {report.output_path}")
     missing = report.questions_without_answer
     if missing:
         shown = ", ".join(str(number) for number in missing[:_SHOWN_MISSING])

@@ -25,9 +25,13 @@ EXIT_INTERRUPTED = 130
 _DEFAULT_METRIC_OPTIONS = MetricOptions()
 
 
-def _dollars(amount: float) -> str:
-    """Cents for real money, more digits for the fractions of a cent small runs cost."""
-    return f"${amount:.2f}" if amount >= 0.1 else f"${amount:.4f}"
+def _dollar_range(low: float, high: float) -> str:
+    """``$0.0803 to $0.2900``: cents for real money, more digits for fractions of a cent.
+
+    Both ends get the same number of decimals so the range reads as one figure.
+    """
+    decimals = 2 if low >= 0.1 else 4
+    return f"${low:.{decimals}f} to ${high:.{decimals}f}"
 
 
 class ConsoleInteraction:
@@ -72,7 +76,7 @@ class ConsoleInteraction:
         if plan.estimate is not None:
             estimate = plan.estimate
             console.info(
-                f"Estimated cost: {_dollars(estimate.low_usd)} to {_dollars(estimate.high_usd)} "
+                f"Estimated cost: {_dollar_range(estimate.low_usd, estimate.high_usd)} "
                 f"({estimate.expected_calls_low} to {estimate.expected_calls_high} calls)"
             )
 
@@ -110,6 +114,14 @@ def evaluate_command(
         int,
         typer.Option("--max-retries", min=0, help="Extra attempts after transient API failures."),
     ] = 4,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            min=0.1,
+            help="Seconds to wait for one API reply before retrying it.",
+        ),
+    ] = 120.0,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Answer yes to every prompt.")] = False,
     output_dir: Annotated[
         Path, typer.Option("--output-dir", help="Folder for the results file.")
@@ -178,6 +190,7 @@ def evaluate_command(
         seed=seed,
         delay_seconds=delay,
         max_retries=max_retries,
+        timeout_seconds=timeout,
         output_dir=output_dir,
         checkpoint_dir=checkpoint_dir,
         metrics=metrics,
@@ -193,7 +206,7 @@ def evaluate_command(
     try:
         outcome = run_evaluation(request, settings, ConsoleInteraction(assume_yes=yes))
     except EvaluationInterrupted as interrupted:
-        console.error(interrupted.message)
+        console.interrupted(interrupted.message)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     if outcome.declined:
         console.info("Nothing was evaluated.")

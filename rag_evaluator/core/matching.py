@@ -189,16 +189,21 @@ class UnmatchedEntry:
         if entry.question is None:
             return (
                 f"{entry.origin}: question number {entry.question_id} is not in "
-                f"{questions_name} (entry skipped)"
+                f"{questions_name}. Add question {entry.question_id} to {questions_name} or "
+                "correct the key (entry skipped)"
             )
         shown = quote_snippet(entry.question)
         if self.best_question_number is None or self.best_score is None:
-            return f"{entry.origin}: no question to match {shown} against (entry skipped)"
+            return (
+                f"{entry.origin}: {questions_name} has no question to match {shown} against. "
+                "Fill in its Question column (entry skipped)"
+            )
         return (
             f"{entry.origin}: no question in {questions_name} matches {shown}; the best "
             f"candidate is question {self.best_question_number} "
             f"{quote_snippet(self.best_question or '')} at {display_score(self.best_score)}, "
-            f"below the threshold {threshold:g} (entry skipped)"
+            f"below the threshold {threshold:g}. Add the question to {questions_name} or "
+            "lower --threshold (entry skipped)"
         )
 
 
@@ -222,7 +227,8 @@ class LostClaim:
             why = "matched as well and was read first"
         return (
             f"{loser.describe()} also answers question {loser.question_number}, but "
-            f"{winner.describe()} {why}; kept that one (entry skipped)"
+            f"{winner.describe()} {why}; kept that one. If it answers another question, "
+            f"correct its {'key' if loser.score is None else 'question text'} (entry skipped)"
         )
 
 
@@ -233,6 +239,20 @@ class Assignment:
     matched: list[MatchedEntry]
     unmatched: list[UnmatchedEntry]
     lost_claims: list[LostClaim]
+
+
+def repeated_questions(questions: Mapping[int, str]) -> list[list[int]]:
+    """Groups of question numbers whose texts are the same after normalisation.
+
+    Matching sends every answer to such a text to the lowest number of its group, so
+    the others can never be answered by text.
+    """
+    numbers_by_text: dict[str, list[int]] = {}
+    for number, text in sorted(questions.items()):
+        normalised = normalise_question(text)
+        if normalised:
+            numbers_by_text.setdefault(normalised, []).append(number)
+    return [numbers for numbers in numbers_by_text.values() if len(numbers) > 1]
 
 
 def assign_entries(

@@ -57,10 +57,14 @@ CONTEXT_FIELDS: tuple[str, ...] = (
     "source_documents",
     # RAGChecker writes the singular form.
     "retrieved_context",
+    # LlamaIndex responses: [{"node": {"text": ...}, "score": ...}].
+    "source_nodes",
 )
 # Where the text of a context item lives when the item is an object
-# (LangChain documents use page_content, LlamaIndex nodes text).
+# (LangChain documents use page_content, LlamaIndex nodes text). A LlamaIndex
+# NodeWithScore keeps its text one level down, under "node".
 CONTEXT_TEXT_FIELDS: tuple[str, ...] = ("text", "content", "page_content")
+CONTEXT_NODE_FIELD = "node"
 # Keys of an object that holds the list of entries.
 CONTAINER_FIELDS: tuple[str, ...] = ("results", "data", "items", "records", "outputs", "samples")
 
@@ -102,6 +106,9 @@ class ExtractedEntries:
     entries: list[RagEntry]
     problems: list[str] = field(default_factory=list)
     skipped_entries: int = 0
+    # "item 1: <why, and the fix>" for the first skipped entry: the reason given when a
+    # file has no usable entry at all.
+    first_skip_reason: str = ""
 
 
 def _alias_keys(aliases: Iterable[str]) -> list[str]:
@@ -170,6 +177,13 @@ def _answer_text(value: object) -> str | None:
     return None
 
 
+def _context_object_text(item: Mapping[str, object]) -> str | None:
+    for name, value in item.items():
+        if column_key(name) in _CONTEXT_TEXT_KEYS and isinstance(value, str):
+            return value
+    return None
+
+
 def _context_texts(value: object) -> tuple[list[str], int]:
     """The context strings a field holds, and how many items had no text to take."""
     if value is None:
@@ -180,11 +194,10 @@ def _context_texts(value: object) -> tuple[list[str], int]:
     for item in items:
         text: str | None
         if isinstance(item, dict):
-            text = None
-            for name in item:
-                if column_key(name) in _CONTEXT_TEXT_KEYS and isinstance(item[name], str):
-                    text = item[name]
-                    break
+            text = _context_object_text(item)
+            node = item.get(CONTEXT_NODE_FIELD)
+            if text is None and isinstance(node, dict):
+                text = _context_object_text(node)
         elif isinstance(item, str):
             text = item
         else:
@@ -203,9 +216,11 @@ class _Collector:
     problems: list[str] = field(default_factory=list)
     dropped_contexts: int = 0
     skipped_entries: int = 0
+    first_skip_reason: str = ""
 
     def problem(self, location: str, message: str) -> None:
         self.skipped_entries += 1
+        self.first_skip_reason = self.first_skip_reason or f"{location}: {message}"
         self.problems.append(f"{self.source_file} {location}: {message} (entry skipped)")
 
     def add(
@@ -218,10 +233,7 @@ class _Collector:
     ) -> None:
         answer = _answer_text(answer_value)
         if answer is None:
-            self.problem(
-                location,
-                f"the answer is a {_json_type(answer_value)}, not text. Give it a string answer",
-            )
+            self.problem(location, _no_answer_text(answer_value))
             return
         contexts, dropped = _context_texts(contexts_value)
         self.dropped_contexts += dropped
@@ -231,7 +243,11 @@ class _Collector:
 
     def add_record(self, location: str, record: object) -> None:
         if not isinstance(record, dict):
-            self.problem(location, f"expected an object, found a {_json_type(record)}")
+            self.problem(
+                location,
+                f"this item is {_json_type(record)}, not an object with question and answer "
+                "fields. Remove it or make it such an object",
+            )
             return
         question_name, question_value = _find_field(record, _QUESTION_KEYS)
         if not question_name:
@@ -242,8 +258,15 @@ class _Collector:
             )
             return
         question = _scalar_text(question_value)
-        if question is None or not question.strip():
-            self.problem(location, f"the '{question_name}' field holds no question text")
+        if question is None:
+            self.problem(
+                location,
+                f"the '{question_name}' field is {_json_type(question_value)}, not question "
+                "text. Write the question as a string",
+            )
+            return
+        if not question.strip():
+            self.problem(location, f"the '{question_name}' field is blank. Fill in the question")
             return
         answer_name, answer_value = _find_field(record, _ANSWER_KEYS)
         if not answer_name:
@@ -265,7 +288,10 @@ class _Collector:
         question_id = parse_question_id(key)
         question = None if question_id is not None else clean_text(key)
         if question is not None and not question.strip():
-            self.problem(location, "the key holds no question text")
+            self.problem(
+                location,
+                "the key is blank. Use the question text or its number (such as Q1) as the key",
+            )
             return
         if isinstance(value, dict):
             answer_name, answer_value = _find_field(value, _ANSWER_KEYS)
@@ -281,30 +307,56 @@ class _Collector:
         elif isinstance(value, str) or value is None:
             self.add(location, question, value, None, question_id)
         else:
-            self.problem(location, f"the value is a {_json_type(value)}, not an answer text")
+            self.problem(
+                location,
+                f"the value is {_json_type(value)}, not an answer text. Write the answer as a "
+                "string",
+            )
 
     def result(self, shape: str) -> ExtractedEntries:
         problems = list(self.problems)
         if self.dropped_contexts:
             problems.append(
-                f"{self.source_file}: {self.dropped_contexts} context item(s) had no "
-                f"{'/'.join(CONTEXT_TEXT_FIELDS)} text and were left out"
+                f"{self.source_file}: {_count(self.dropped_contexts, 'context item')} had no "
+                f"{'/'.join(CONTEXT_TEXT_FIELDS)} text and "
+                f"{'was' if self.dropped_contexts == 1 else 'were'} left out. Give each context "
+                f"object one of the fields {', '.join(CONTEXT_TEXT_FIELDS)}"
             )
-        return ExtractedEntries(shape, self.entries, problems, self.skipped_entries)
+        return ExtractedEntries(
+            shape, self.entries, problems, self.skipped_entries, self.first_skip_reason
+        )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _json_type(value: object) -> str:
+    """The JSON type of ``value`` with its article, for messages: ``an object``, ``null``."""
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "boolean"
+        return "a boolean"
     if isinstance(value, int | float):
-        return "number"
+        return "a number"
     if isinstance(value, str):
-        return "string"
+        return "a string"
     if isinstance(value, list):
-        return "list"
-    return "object"
+        return "a list"
+    return "an object"
+
+
+def _no_answer_text(value: object) -> str:
+    """Why an answer field's value gave no text, and the fix."""
+    fix = "Write the answer as a string"
+    if isinstance(value, dict):
+        return (
+            f"the answer is an object with no {'/'.join(CONTEXT_TEXT_FIELDS)} or answer text "
+            f"in it (fields found: {_shown_fields(value)}). {fix}"
+        )
+    if isinstance(value, list):
+        return f"the answer is a list that does not hold only strings. {fix}"
+    return f"the answer is {_json_type(value)}, not text. {fix}"
 
 
 def _shown_fields(record: Mapping[str, object], limit: int = 8) -> str:
@@ -338,6 +390,9 @@ def _holds_entries(items: list) -> bool:
     return any(isinstance(item, dict) and _has_field(item, _QUESTION_KEYS) for item in items)
 
 
+_EMPTY_FIX = "Export the RAG output again, or move the file out of the folder"
+
+
 def _unknown_shape(source_file: str, detail: str) -> InputError:
     return InputError(
         f"{source_file} has a JSON shape rag-eval does not know ({detail}). Expected a "
@@ -351,16 +406,20 @@ def extract_entries(value: object, source_file: str) -> ExtractedEntries:
     collector = _Collector(source_file)
     if isinstance(value, list):
         if not value:
-            raise InputError(f"{source_file} holds an empty list: there is nothing to convert")
+            raise InputError(
+                f"{source_file} holds an empty list: there is nothing to convert. {_EMPTY_FIX}"
+            )
         if not any(isinstance(item, dict) for item in value):
             raise _unknown_shape(source_file, "a list with no objects in it")
         for index, item in enumerate(value, start=1):
             collector.add_record(f"item {index}", item)
         return collector.result("list of objects")
     if not isinstance(value, dict):
-        raise _unknown_shape(source_file, f"the top level is a {_json_type(value)}")
+        raise _unknown_shape(source_file, f"the top level is {_json_type(value)}")
     if not value:
-        raise InputError(f"{source_file} holds an empty object: there is nothing to convert")
+        raise InputError(
+            f"{source_file} holds an empty object: there is nothing to convert. {_EMPTY_FIX}"
+        )
     container = _container_list(value)
     # A single entry may itself have a "data"/"result" field; it is still one
     # entry unless that container holds entry-like objects.
@@ -375,7 +434,8 @@ def extract_entries(value: object, source_file: str) -> ExtractedEntries:
         path, items = container
         if not items:
             raise InputError(
-                f"{source_file} holds an empty '{path}' list: there is nothing to convert"
+                f"{source_file} holds an empty '{path}' list: there is nothing to convert. "
+                f"{_EMPTY_FIX}"
             )
         for index, item in enumerate(items, start=1):
             collector.add_record(f"{path} item {index}", item)

@@ -26,7 +26,7 @@ from anthropic.types import Message
 
 from rag_evaluator.core.records import JudgeOutcome, TokenUsage, Verdict
 from rag_evaluator.core.verdicts import VERDICT_SCHEMA, parse_verdict
-from rag_evaluator.errors import JudgeFatalError, JudgeQuestionError
+from rag_evaluator.errors import JudgeFatalError, JudgeQuestionError, JudgeUnavailableError
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,9 @@ class JudgeSettings:
     sdk_max_retries: int = 2  # the SDK's own retries inside each of our attempts
     backoff_base_seconds: float = 1.0  # first wait of our retry loop, doubled each time
     backoff_max_seconds: float = 60.0  # cap on any wait of our loop, retry-after included
+    # Judgings in a row whose transient retries all ran out before the API counts as down:
+    # one such judging is more likely a flaky moment (an unscored row), several an outage.
+    unavailable_after: int = 3
 
 
 class FailureKind(Enum):
@@ -195,6 +198,7 @@ class JudgeClient:
         self._jitter = jitter or random.Random()
         self._last_call_end: float | None = None
         self._calls_this_question = 0
+        self._exhausted_in_a_row = 0
         # The SDK reads ANTHROPIC_BASE_URL itself; the middleware sees every HTTP attempt,
         # the SDK's own retries included, so each one is counted and logged.
         self._client = anthropic.Anthropic(
@@ -202,6 +206,16 @@ class JudgeClient:
             max_retries=settings.sdk_max_retries,
             timeout=settings.timeout_seconds,
             middleware=[self._observe_attempt],
+        )
+        logger.info(
+            "judge client: anthropic SDK %s, model %s, timeout %g s, SDK retries %d, "
+            "our retries %d, delay %g s",
+            anthropic.__version__,
+            settings.model_id,
+            settings.timeout_seconds,
+            settings.sdk_max_retries,
+            settings.max_retries,
+            settings.delay_seconds,
         )
 
     def __enter__(self) -> JudgeClient:
@@ -217,8 +231,10 @@ class JudgeClient:
     def judge(self, system_prompt: str, user_message: str) -> JudgeOutcome:
         """One verdict for one question, or an unscored outcome with the reason.
 
-        Raises JudgeFatalError (bad key, no permission, unknown model, billing); never raises
-        for a transient or per-question failure.
+        Raises JudgeFatalError (bad key, no permission, unknown model, billing), and
+        JudgeUnavailableError when this is the ``unavailable_after``-th judging in a row whose
+        transient retries all ran out; otherwise never raises for a transient or
+        per-question failure.
         """
         settings = self.settings
         self._calls_this_question = 0
@@ -244,19 +260,27 @@ class JudgeClient:
                 except JudgeQuestionError as error:
                     failure = classify_failure(error, settings.model_id)
                 else:
+                    self._exhausted_in_a_row = 0
                     return JudgeOutcome(verdict, None, usage, self._calls_this_question)
 
+            # The API's own message is quoted in some reasons; should it echo the key, the
+            # key must not reach the terminal, the log, the checkpoint or the results.
+            reason = self._redacted(failure.reason)
             if failure.kind is FailureKind.FATAL:
-                logger.error("judge stopped: %s", self._redacted(failure.reason))
-                raise JudgeFatalError(self._redacted(failure.reason))
+                # The CLI prints the raised error; the log alone gets this record.
+                logger.error("judge stopped: %s", reason, extra={"terminal": False})
+                raise JudgeFatalError(reason)
             if failure.kind is FailureKind.TRANSIENT:
                 transient_failures += 1
                 if transient_failures > settings.max_retries:
-                    return self._unscored(failure.reason, usage)
+                    self._exhausted_in_a_row += 1
+                    if self._exhausted_in_a_row >= settings.unavailable_after:
+                        raise self._unavailable(reason)
+                    return self._unscored(reason, usage)
                 wait = self._backoff(transient_failures, failure.retry_after_seconds)
                 logger.warning(
                     "%s; retrying in %.1f s (retry %d of %d)",
-                    failure.reason,
+                    reason,
                     wait,
                     transient_failures,
                     settings.max_retries,
@@ -265,10 +289,11 @@ class JudgeClient:
             else:
                 question_failures += 1
                 if question_failures >= settings.max_calls_per_question:
-                    return self._unscored(failure.reason, usage)
+                    self._exhausted_in_a_row = 0  # the API answered: it is not down
+                    return self._unscored(reason, usage)
                 logger.warning(
                     "%s; asking again (call %d of at most %d)",
-                    failure.reason,
+                    reason,
                     question_failures + 1,
                     settings.max_calls_per_question,
                 )
@@ -316,6 +341,16 @@ class JudgeClient:
         error = f"{reason}; gave up after {calls} call{'s' if calls != 1 else ''}"
         logger.info("question left unscored: %s", error)
         return JudgeOutcome(None, error, usage, calls)
+
+    def _unavailable(self, reason: str) -> JudgeUnavailableError:
+        calls = self._calls_this_question
+        message = (
+            f"The Anthropic API kept failing for {self._exhausted_in_a_row} questions in a row "
+            f"({reason}; {calls} calls for the last one), so it looks unavailable. Check your "
+            "network and https://status.anthropic.com, then run the same command again to resume"
+        )
+        logger.error("judge stopped: %s", message, extra={"terminal": False})
+        return JudgeUnavailableError(message, self._exhausted_in_a_row)
 
     def _redacted(self, text: str) -> str:
         if len(self._api_key) >= 8:

@@ -11,8 +11,10 @@ signatures::
 
 Semantic functions take embedding vectors (any sequences of floats, numpy arrays included);
 ``load_text_embedder()`` gives the bundled offline all-MiniLM-L6-v2 to make them, and
-``load_bert_scorer()`` BERTScore on the same model. ``compute_offline_metrics`` scores whole
-``EvaluationItem`` lists the way ``rag-eval evaluate --metrics ...`` does.
+``load_bert_scorer()`` BERTScore on the same model. Seed 002's text-level functions
+``answer_hallucination(answer, contexts, model_name)`` and ``evaluate_all(...)`` embed for
+you, in one batched call. ``compute_offline_metrics`` scores whole ``EvaluationItem`` lists
+the way ``rag-eval evaluate --metrics ...`` does.
 """
 
 from __future__ import annotations
@@ -59,13 +61,19 @@ from rag_evaluator.core.metrics.retrieval import (
     similarity_matches,
 )
 from rag_evaluator.core.metrics.semantic import (
+    HALLUCINATION_THRESHOLD,
+    SUFFICIENCY_THRESHOLD,
     answer_correctness,
     answer_relevance,
     context_relevance,
     context_sufficiency,
     cosine_similarity,
     hallucination,
+    hallucination_from_cosines,
+    mean_similarity_from_cosines,
+    pair_score,
     semantic_similarity,
+    share_at_least_from_cosines,
     split_sentences,
 )
 from rag_evaluator.embeddings import load_bert_scorer, load_text_embedder
@@ -92,6 +100,69 @@ def rouge_scores(retrieved_chunk: str, ground_truth_chunk: str) -> dict[str, flo
 # Seed 004 calls it rouge_score; kept as an alias so seed code runs unchanged.
 rouge_score = rouge_scores
 
+
+def is_dont_know_answer(answer: str) -> bool:
+    """Seed 001's signature: whether the answer admits it does not know (see ``dont_know``)."""
+    return dont_know(answer) == 1.0
+
+
+def answer_hallucination(
+    answer: str,
+    contexts: Sequence[str],
+    model_name: str | None = None,
+    threshold: float = HALLUCINATION_THRESHOLD,
+) -> float | None:
+    """Seed 002's signature: share of the answer's sentences whose most similar context has
+    cosine below ``threshold`` (lower is better). ``model_name``: a local folder, a cached
+    model name, or ``None`` / ``"all-MiniLM-L6-v2"`` for the bundled model. ``None`` when
+    the answer has no sentence; 1.0 when there is no context."""
+    return evaluate_all("", answer, "", contexts, model_name, (SUFFICIENCY_THRESHOLD, threshold))[
+        "answer_hallucination"
+    ]
+
+
+def evaluate_all(
+    question: str,
+    answer: str,
+    reference: str,
+    contexts: Sequence[str],
+    model_name: str | None = None,
+    thresholds: tuple[float, float] = (SUFFICIENCY_THRESHOLD, HALLUCINATION_THRESHOLD),
+) -> dict[str, float | None]:
+    """Seed 002's signature: the five embedding metrics of one answer, from one batched
+    encode call. ``thresholds`` is (sufficiency, hallucination).
+
+    Returns ``context_relevance``, ``context_sufficiency``, ``answer_relevance`` (question
+    vs answer, as rag-eval defines it), ``answer_correctness`` (answer vs reference) and
+    ``answer_hallucination``; ``None`` where a metric is undefined (no context, blank
+    question or reference, no answer sentence), as in ``rag-eval evaluate``.
+    """
+    sufficiency_threshold, hallucination_threshold = thresholds
+    context_texts = [context for context in contexts if context.strip()]
+    sentences = split_sentences(answer)
+    texts = [text for text in (question, answer, reference) if text.strip()]
+    table = load_text_embedder(model_name).embed_all([*texts, *context_texts, *sentences])
+
+    def cosine(first: str, second: str) -> float | None:
+        return table.cosine(first, second) if first in table and second in table else None
+
+    question_context: list[float] = []
+    if question.strip() and context_texts:
+        question_context = table.cosines([question], context_texts)[0].tolist()
+    sentence_support: list[float | None] = [None] * len(sentences)
+    if sentences and context_texts:
+        sentence_support = table.cosines(sentences, context_texts).max(axis=1).tolist()
+    return {
+        "context_relevance": mean_similarity_from_cosines(question_context),
+        "context_sufficiency": share_at_least_from_cosines(question_context, sufficiency_threshold),
+        "answer_relevance": pair_score(answer, question, cosine(answer, question)),
+        "answer_correctness": pair_score(answer, reference, cosine(answer, reference)),
+        "answer_hallucination": hallucination_from_cosines(
+            sentence_support, hallucination_threshold
+        ),
+    }
+
+
 __all__ = [
     "FAMILY_METRICS",
     "OFFLINE_FAMILIES",
@@ -100,6 +171,7 @@ __all__ = [
     "RankedMatches",
     "answer_completeness",
     "answer_correctness",
+    "answer_hallucination",
     "answer_relevance",
     "bleu_score",
     "citation_quality",
@@ -108,6 +180,7 @@ __all__ = [
     "context_sufficiency",
     "cosine_similarity",
     "dont_know",
+    "evaluate_all",
     "exact_match",
     "exact_matches",
     "extract_keywords",
@@ -121,6 +194,7 @@ __all__ = [
     "hybrid_log_rank",
     "hybrid_log_rank_score_exact",
     "hybrid_log_rank_score_similarity",
+    "is_dont_know_answer",
     "keyword_coverage",
     "list_coverage",
     "list_items",

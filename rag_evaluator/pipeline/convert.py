@@ -22,10 +22,16 @@ from rag_evaluator.core.matching import (
     UnmatchedEntry,
     assign_entries,
     display_score,
+    repeated_questions,
 )
 from rag_evaluator.errors import InputError, NothingConvertedError, UsageError
 from rag_evaluator.storage.inputs import load_questions
-from rag_evaluator.storage.rag_json import SkippedFile, read_rag_json_dir
+from rag_evaluator.storage.rag_json import (
+    JSON_LINES_SUFFIXES,
+    JSON_SUFFIXES,
+    SkippedFile,
+    read_rag_json_dir,
+)
 from rag_evaluator.storage.tables import write_csv_atomic
 
 logger = logging.getLogger(__name__)
@@ -99,6 +105,14 @@ def convert(
             f"--output {output_path} is the questions file; writing there would destroy it. "
             "Pass another --output"
         )
+    if (
+        output_path.resolve().parent == json_dir.resolve()
+        and output_path.suffix.lower() in JSON_SUFFIXES + JSON_LINES_SUFFIXES
+    ):
+        raise UsageError(
+            f"--output {output_path} is a RAG output file in {json_dir}; writing there would "
+            "destroy it. Pass another --output, such as rag_answers.csv"
+        )
     questions = load_questions(questions_path)
     question_texts = {number: row.question for number, row in questions.rows.items()}
     if not any(text.strip() for text in question_texts.values()):
@@ -107,6 +121,16 @@ def convert(
             "Fill in its Question column",
             questions_path,
         )
+    _warn_capped(
+        [
+            f"{questions.source_name} has the same question text under numbers "
+            f"{', '.join(map(str, numbers))}; answers to it go to question {numbers[0]}, so "
+            f"{'the others get' if len(numbers) > 2 else f'question {numbers[1]} gets'} none. "
+            "Make the texts differ or remove the repeats"
+            for numbers in repeated_questions(question_texts)
+        ],
+        f"repeated questions in {questions.source_name}",
+    )
 
     batch = read_rag_json_dir(json_dir)
     for skipped in batch.skipped:
@@ -183,12 +207,15 @@ def _nothing_converted_message(
     json_dir: Path, questions_name: str, entries: int, files_skipped: int, threshold: float
 ) -> str:
     if entries == 0:
+        files = "its only file was" if files_skipped == 1 else f"all {files_skipped} files were"
         return (
-            f"No answers could be read from {json_dir}: all {files_skipped} file(s) were "
-            "skipped; nothing was written. Fix the files named above"
+            f"No answers could be read from {json_dir}: {files} skipped; nothing was "
+            "written. Fix the files named above"
         )
+    answers = "The only answer" if entries == 1 else f"None of the {entries} answers"
+    verb = "matched no question" if entries == 1 else "matched a question"
     return (
-        f"None of the {entries} answers in {json_dir} matched a question in "
-        f"{questions_name} (threshold {threshold:g}); nothing was written. Check that "
-        "the answers belong to this question set, or lower --threshold"
+        f"{answers} in {json_dir} {verb} in {questions_name} (threshold {threshold:g}); "
+        "nothing was written. Check that the answers belong to this question set, or lower "
+        "--threshold"
     )

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from rag_evaluator import __version__
 from rag_evaluator.core.cost import CostEstimate, actual_cost, estimate_cost
 from rag_evaluator.core.fingerprint import (
     InputNames,
@@ -33,7 +34,13 @@ from rag_evaluator.core.voting import (
     combine_outcomes,
     find_hedge_phrases,
 )
-from rag_evaluator.errors import CheckpointError, ConfigError, InputError, JudgeFatalError
+from rag_evaluator.errors import (
+    CheckpointError,
+    ConfigError,
+    InputError,
+    JudgeFatalError,
+    JudgeUnavailableError,
+)
 from rag_evaluator.pipeline.metric_families import (
     JUDGE_FAMILY,
     MetricFamilies,
@@ -52,10 +59,15 @@ from rag_evaluator.storage.checkpoint import (
     load_checkpoint,
     remove_checkpoint,
     resolve_checkpoint_directory,
+    rewrite_checkpoint,
 )
 from rag_evaluator.storage.inputs import load_answers, load_ground_truth, load_questions
 from rag_evaluator.storage.prompt_file import SystemPrompt, load_system_prompt
-from rag_evaluator.storage.results import results_file_path, write_results
+from rag_evaluator.storage.results import (
+    prepare_output_directory,
+    results_file_path,
+    write_results,
+)
 
 if TYPE_CHECKING:
     from rag_evaluator.judge.client import JudgeClient
@@ -100,6 +112,7 @@ class EvaluateRequest:
     seed: int | None = None
     delay_seconds: float = 0.5
     max_retries: int = 4
+    timeout_seconds: float = 120.0
     output_dir: Path = Path("Evaluation_Runs")
     checkpoint_dir: Path | None = None
     metrics: str = JUDGE_FAMILY
@@ -163,6 +176,30 @@ class _JudgeSetup:
     system_prompt: SystemPrompt
 
 
+def _log_request(request: EvaluateRequest) -> None:
+    """Record what the run was asked to do, for whoever debugs it from rag_eval.log."""
+    logger.info(
+        "rag-eval %s evaluate: questions=%s ground_truth=%s answers=%s model=%s metrics=%s "
+        "prompt=%s seed=%s delay=%ss max_retries=%s timeout=%ss output_dir=%s "
+        "checkpoint_dir=%s hedge_phrases=%s working_directory=%s",
+        __version__,
+        request.questions_path,
+        request.ground_truth_path,
+        request.answers_path,
+        request.model,
+        request.metrics,
+        request.prompt_path,
+        request.seed,
+        request.delay_seconds,
+        request.max_retries,
+        request.timeout_seconds,
+        request.output_dir,
+        request.checkpoint_dir,
+        ",".join(request.hedge_phrases),
+        request.working_directory,
+    )
+
+
 def _draw_seed() -> int:
     return secrets.randbelow(_SEED_RANGE)
 
@@ -212,6 +249,7 @@ def run_evaluation(
 ) -> RunOutcome:
     """Run ``rag-eval evaluate`` from parsed options to the written results file."""
     started_at = now or datetime.now()
+    _log_request(request)
     families = parse_metric_families(request.metrics)
     if families.judge:
         resolve_model(request.model)  # an unknown model is reported before any file is read
@@ -257,6 +295,8 @@ def run_evaluation(
     if judging and judging.pending and not interaction.confirm("Proceed?", default=True):
         logger.info("The user declined to proceed; nothing was evaluated")
         return RunOutcome(declined=True, exit_code=EXIT_ALL_SCORED)
+    # Found out now, not after every question has been paid for.
+    prepare_output_directory(request.output_dir)
 
     metric_columns, metric_scores = compute_offline(
         families, items, request.metric_options, interaction.info
@@ -410,8 +450,9 @@ def _prepare_checkpoint(
             f"The checkpoint {path} lists other questions than the input files. "
             f"Delete {path} to start the run over"
         )
+    started = loaded.header.created_at.replace("T", " ")
     interaction.info(
-        f"Found an unfinished run of these files started {loaded.header.created_at}: "
+        f"Found an unfinished run of these files started {started}: "
         f"{finished} of {total} questions done (seed {loaded.header.seed})."
     )
     if interaction.confirm("Resume previous run?", default=True):
@@ -433,11 +474,19 @@ def _judge_pending(
     order = checkpointing.header.order
     items_by_number = {item.question_number: item for item in items}
     done = dict(judging.done)
+    finished_now: list[int] = []
     if checkpointing.resume_from is not None:
         writer = CheckpointWriter.resume(checkpointing.resume_from)
     else:
         writer = CheckpointWriter.create(checkpointing.path, checkpointing.header)
-    logger.info("Checkpoint %s (%s of %s done)", checkpointing.path, len(done), len(order))
+    logger.info(
+        "Checkpoint %s (%s of %s done, seed %s, %s)",
+        checkpointing.path,
+        len(done),
+        len(order),
+        checkpointing.header.seed,
+        "resumed" if checkpointing.resume_from is not None else "new run",
+    )
     # Imported here: the SDK takes seconds to import, which every other command would pay.
     from rag_evaluator.judge.client import JudgeClient, JudgeSettings
 
@@ -447,6 +496,7 @@ def _judge_pending(
         JudgeSettings(
             model_id=setup.model.model_id,
             max_retries=request.max_retries,
+            timeout_seconds=request.timeout_seconds,
             delay_seconds=request.delay_seconds,
         ),
     )
@@ -460,6 +510,7 @@ def _judge_pending(
             )
             writer.append(result)
             done[number] = result
+            finished_now.append(number)
             logger.info(
                 "Question %s: %s%s%s (calls: %s, tokens: %s in / %s out)",
                 number,
@@ -471,22 +522,71 @@ def _judge_pending(
                 result.usage.output_tokens,
             )
     except KeyboardInterrupt:
-        logger.warning("Interrupted after %s of %s questions", len(done), len(order))
+        # The command prints the message below; the log alone gets this record.
+        logger.warning(
+            "Interrupted after %s of %s questions",
+            len(done),
+            len(order),
+            extra={"terminal": False},
+        )
         raise EvaluationInterrupted(
             f"Interrupted after {len(done)} of {len(order)} questions; they are saved in the "
             f"checkpoint {checkpointing.path}. Run the same command again to resume"
         ) from None
     except JudgeFatalError as exc:
+        if isinstance(exc, JudgeUnavailableError):
+            writer.close()
+            _forget_outage_victims(checkpointing, done, finished_now, exc.questions_in_a_row - 1)
         if done:
-            raise JudgeFatalError(
-                f"{exc.message.rstrip('.')}. The {len(done)} finished questions are kept: "
-                "run the same command again to resume once this is fixed"
-            ) from exc
+            raise JudgeFatalError(_with_kept_questions(exc.message, len(done))) from exc
         raise
     finally:
         writer.close()
         client.close()
     return done
+
+
+_RESUME_HINT = "run the same command again to resume"
+
+
+def _with_kept_questions(message: str, finished: int) -> str:
+    """A fatal error's message, plus what was saved and (unless it says so) how to resume."""
+    kept = (
+        "The finished question is kept"
+        if finished == 1
+        else f"The {finished} finished questions are kept"
+    )
+    message = message.rstrip(".")
+    if _RESUME_HINT in message:
+        return f"{message}. {kept} in the checkpoint"
+    return f"{message}. {kept}: {_RESUME_HINT} once this is fixed"
+
+
+def _forget_outage_victims(
+    checkpointing: _Checkpointing,
+    done: dict[int, QuestionResult],
+    finished_now: list[int],
+    at_most: int,
+) -> None:
+    """Take the unscored rows an outage caused back out of the checkpoint.
+
+    They were recorded before the outage showed; dropping them means a resumed run asks
+    them again instead of keeping them unscored.
+    """
+    victims: list[int] = []
+    for number in reversed(finished_now):
+        if len(victims) >= at_most or done[number].scored:
+            break
+        victims.append(number)
+    if not victims:
+        return
+    for number in victims:
+        del done[number]
+    rewrite_checkpoint(checkpointing.path, checkpointing.header, done.values())
+    logger.info(
+        "Questions %s were left unscored by the outage; a resumed run asks them again",
+        ", ".join(map(str, reversed(victims))),
+    )
 
 
 def _judge_item(

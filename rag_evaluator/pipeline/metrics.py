@@ -170,7 +170,7 @@ def _score_family(
         value = definition.compute(family_input)
         row[name] = value
         if value is None:
-            empty.add(name, definition.undefined_reason, item.question_number)
+            empty.add(name, definition.reason_for(family_input), item.question_number)
 
 
 def compute_offline_metrics(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -231,6 +232,12 @@ def load_checkpoint(path: Path) -> LoadedCheckpoint | None:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
+    except NotADirectoryError as exc:
+        raise CheckpointError(
+            f"The checkpoint folder {path.parent} cannot be used: part of that path is a file, "
+            "not a folder. Choose another folder with --checkpoint-dir or "
+            "RAG_EVAL_CHECKPOINT_DIR"
+        ) from exc
     except OSError as exc:
         raise CheckpointError(
             f"Cannot read the checkpoint {path}: {exc.strerror}. "
@@ -340,6 +347,14 @@ class CheckpointWriter:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def rewrite_checkpoint(
+    path: Path, header: CheckpointHeader, results: Iterable[QuestionResult]
+) -> None:
+    """Replace a checkpoint, atomically, with this header and these finished questions only."""
+    loaded = LoadedCheckpoint(path, header, {result.question_number: result for result in results})
+    CheckpointWriter.resume(loaded).close()
 
 
 def remove_checkpoint(path: Path) -> None:

@@ -50,10 +50,13 @@ def _keyed(
             continue
         rows[number] = build(number, record)
     if duplicates:
-        shown = ", ".join(str(number) for number in sorted(set(duplicates)))
+        repeated = sorted(set(duplicates))
+        shown = ", ".join(str(number) for number in repeated)
         logger.warning(
-            "%s repeats question number(s) %s; the first row of each was kept",
+            "%s repeats question %s %s; the first row of each was kept. "
+            "Give every row its own number",
             table.path.name,
+            "number" if len(repeated) == 1 else "numbers",
             shown,
         )
     return KeyedRows(table.path.name, rows, sorted(set(duplicates)))

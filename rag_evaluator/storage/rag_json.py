@@ -120,7 +120,11 @@ def read_rag_json_file(path: Path) -> RagJsonFile:
         ) from exc
     text, _, problems = decode_bytes(data, path)
     if not text.strip():
-        raise InputError(f"{path.name} is empty", path)
+        raise InputError(
+            f"{path.name} is empty. Export the RAG output again, or move the file out of "
+            "the folder",
+            path,
+        )
     constants: list[str] = []
     try:
         if path.suffix.lower() in JSON_LINES_SUFFIXES:
@@ -143,8 +147,7 @@ def read_rag_json_file(path: Path) -> RagJsonFile:
         )
     problems.extend(extracted.problems)
     if not extracted.entries:
-        detail = f": {extracted.problems[0]}" if extracted.problems else ""
-        raise InputError(f"{path.name} has no usable entries{detail}", path)
+        raise InputError(_no_usable_entries(path.name, extracted), path)
     return RagJsonFile(
         path.name, extracted.shape, extracted.entries, problems, extracted.skipped_entries
     )
@@ -172,9 +175,20 @@ def _read_json_document(text: str, name: str, constants: list[str]) -> Extracted
                 pass
         raise InputError(_decode_error_message(name, text, exc)) from exc
     except ValueError as exc:
-        # e.g. an integer longer than Python's 4300-digit conversion limit.
-        raise InputError(f"{name} could not be read as JSON ({exc})") from exc
+        raise InputError(
+            f"{name} could not be read as JSON: {_value_error_reason(exc)}. Fix that value, "
+            "or move the file out of the folder"
+        ) from exc
     return extract_entries(value, name)
+
+
+def _no_usable_entries(name: str, extracted: ExtractedEntries) -> str:
+    reason = extracted.first_skip_reason
+    if extracted.skipped_entries == 1:
+        return f"{name} has no usable entries: {reason}"
+    return (
+        f"{name} has no usable entries ({extracted.skipped_entries} skipped). The first, {reason}"
+    )
 
 
 def _read_json_lines(
@@ -186,6 +200,7 @@ def _read_json_lines(
     skipped = 0
     bad_lines = 0
     first_error = ""
+    first_skip_reason = ""
     # Not str.splitlines(): U+2028 and friends may sit unescaped inside JSON strings.
     for line_number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -198,16 +213,21 @@ def _read_json_lines(
                 raise InputError(f"{name} line {line_number} is not valid JSON") from exc
             reason = _line_error(exc)
             first_error = first_error or f"line {line_number}: {reason}"
+            first_skip_reason = first_skip_reason or (
+                f"line {line_number}: not valid JSON ({reason}). Fix or remove that line"
+            )
             problems.append(
-                f"{name} line {line_number} is not valid JSON ({reason}) (line skipped)"
+                f"{name} line {line_number} is not valid JSON ({reason}). Fix or remove that "
+                "line (line skipped)"
             )
             continue
         extracted = extract_line_entry(value, name, line_number)
         entries.extend(extracted.entries)
         problems.extend(extracted.problems)
         skipped += extracted.skipped_entries
-    if not entries and bad_lines:
-        # Perhaps one pretty-printed document saved as .jsonl.
+        first_skip_reason = first_skip_reason or extracted.first_skip_reason
+    if not entries and bad_lines and not skipped:
+        # No line parsed at all: perhaps one pretty-printed document saved as .jsonl.
         try:
             value = _loads(text, constants)
         except ValueError:
@@ -218,12 +238,20 @@ def _read_json_lines(
             f"{name} is not valid JSON Lines (no line could be read; {first_error}). "
             "Write one JSON object per line"
         )
-    return ExtractedEntries("JSON Lines", entries, problems, skipped + bad_lines)
+    return ExtractedEntries("JSON Lines", entries, problems, skipped + bad_lines, first_skip_reason)
 
 
 def _line_error(exc: ValueError) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"column {exc.colno}: {exc.msg}"
+    return _value_error_reason(exc)
+
+
+def _value_error_reason(exc: ValueError) -> str:
+    # Python's message for its integer digit limit suggests changing an interpreter
+    # setting, which is no fix for a user.
+    if "digits" in str(exc):
+        return "it holds a number of more than 4300 digits"
     return str(exc)
 
 

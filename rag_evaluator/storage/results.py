@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -38,6 +40,27 @@ def results_file_path(output_dir: Path, started_at: datetime) -> Path:
         candidate = output_dir / f"{stem}_{counter}.csv"
         counter += 1
     return candidate
+
+
+def prepare_output_directory(output_dir: Path) -> None:
+    """Create the results folder if needed and make sure a file can be written in it.
+
+    Called before the first API call, so an unusable ``--output-dir`` is reported before
+    any money is spent rather than after the last question.
+    """
+    fix = "Choose a writable folder with --output-dir"
+    if output_dir.exists() and not output_dir.is_dir():
+        raise ConfigError(f"The output folder {output_dir} is a file, not a folder. {fix}")
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=".rag-eval-probe-", dir=output_dir)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(
+            f"Cannot write in the output folder {output_dir}: {reason}. {fix}"
+        ) from exc
 
 
 def results_columns(judged: bool, metric_columns: Sequence[str]) -> list[str]:

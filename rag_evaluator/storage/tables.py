@@ -25,6 +25,9 @@ logger = logging.getLogger(__name__)
 _FIELD_SIZE_LIMIT = 256 * 1024 * 1024
 _SNIFF_DELIMITERS = ",;\t|"
 _EXCEL_SEPARATOR_LINE = re.compile(r"sep=([,;\t|])", re.IGNORECASE)
+# .xlsx / .ods are zip archives; .xls is an OLE2 compound file. Renamed to .csv, or
+# picked by mistake, they would otherwise read as latin-1 garbage with no such column.
+_SPREADSHEET_SIGNATURES = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,10 @@ def _without_nul(
 ) -> tuple[str, str, list[str]]:
     if "\x00" in text:
         text = text.replace("\x00", "")
-        warnings.append(f"{path.name} contains NUL bytes; they were removed")
+        warnings.append(
+            f"{path.name} contains NUL bytes; they were removed. If its text looks wrong, "
+            "save it again as UTF-8 text"
+        )
     return text, encoding, warnings
 
 
@@ -102,7 +108,9 @@ def _shown_headers(headers: Sequence[str], limit: int = 12, width: int = 40) -> 
 
 
 def _sniff_delimiter(header_line: str) -> str:
-    counts = {delimiter: header_line.count(delimiter) for delimiter in _SNIFF_DELIMITERS}
+    # Delimiters inside quoted header names ("Question, text") do not separate columns.
+    unquoted = re.sub(r'"[^"]*"', "", header_line)
+    counts = {delimiter: unquoted.count(delimiter) for delimiter in _SNIFF_DELIMITERS}
     best = max(counts, key=lambda delimiter: counts[delimiter])
     return best if counts[best] > 0 else ","
 
@@ -125,6 +133,12 @@ def read_csv(
         raise InputError(
             f"Cannot read {path}: {exc.strerror}. Check its permissions", path
         ) from exc
+    if data.startswith(_SPREADSHEET_SIGNATURES):
+        raise InputError(
+            f"{path.name} is a spreadsheet workbook (Excel or similar), not CSV text. Save it "
+            "as CSV (in Excel: File > Save As > CSV UTF-8) and pass that file",
+            path,
+        )
     text, encoding, warnings = decode_bytes(data, path)
     for warning in warnings:
         logger.warning(warning)

@@ -18,8 +18,10 @@ import html
 import itertools
 import json
 import re
+import sys
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -188,6 +190,15 @@ class _Rejection(Exception):
         self.message = message
 
 
+class _QuietHTTPServer(ThreadingHTTPServer):
+    """Stays quiet when a client hangs up mid-request (a killed run, a timed-out call)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class FakeAnthropicServer:
     """A real ThreadingHTTPServer on 127.0.0.1 (port 0) playing the Messages API."""
 
@@ -199,6 +210,9 @@ class FakeAnthropicServer:
         self.expected_api_key = expected_api_key
         self.known_models = known_models
         self.response_delay_seconds = 0.0
+        # Called with each request as it arrives, before it is answered: lets a test look at
+        # the world (e.g. the checkpoint) at the moment the client sends its next call.
+        self.on_request: Callable[[RecordedRequest], None] | None = None
         self.requests: list[RecordedRequest] = []
         self._scripts: dict[str, deque[Response]] = {}
         self._last_scripted: dict[str, Response] = {}
@@ -206,7 +220,7 @@ class FakeAnthropicServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._message_ids = itertools.count(1)
-        self._http: ThreadingHTTPServer | None = None
+        self._http: _QuietHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- life cycle ---------------------------------------------------------------------------
@@ -220,7 +234,7 @@ class FakeAnthropicServer:
 
     def start(self) -> FakeAnthropicServer:
         handler = type("_BoundHandler", (_Handler,), {"fake": self})
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._http = _QuietHTTPServer(("127.0.0.1", 0), handler)
         self._http.daemon_threads = True
         self._http.block_on_close = False
         # A short poll interval keeps stop() (and so every test's teardown) quick.
@@ -410,6 +424,8 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.fake
         with fake._lock:
             fake.requests.append(recorded)
+        if fake.on_request is not None:
+            fake.on_request(recorded)
         if fake.response_delay_seconds and fake._stopping.wait(fake.response_delay_seconds):
             return
         try:
@@ -467,6 +483,8 @@ class _Handler(BaseHTTPRequestHandler):
         headers: dict[str, str] | None = None,
     ) -> None:
         data = json.dumps(payload).encode("utf-8")
+        # Recorded before the answer goes out: once the client has read it, a test may look.
+        recorded.response_status = status
         try:
             self.send_response(status)
             self.send_header("content-type", "application/json")
@@ -479,6 +497,5 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except OSError:
             # The client gave up (timed out) before the answer was ready.
+            recorded.response_status = None
             self.close_connection = True
-            return
-        recorded.response_status = status

@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-# A number: optional sign (only when not glued to a word, so "C-1" is 1, not -1), optional
-# "$", digits with optional thousands separators and decimals, optional "%".
-_NUMBER_PATTERN = r"(?<![\w.])-?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?"
+# A number: optional sign, optional "$", digits with optional thousands separators and
+# decimals, optional "%". The sign counts only when the dash is not glued to a word or to a
+# number before it: "C-1" is 1 and "5%-10%" is a range of 5 and 10, not 5 and -10.
+_NUMBER_PATTERN = r"(?:(?<![\w.%])-|(?<![\w.]))\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?"
 _TOKEN = re.compile(rf"(?P<number>{_NUMBER_PATTERN})|(?P<word>[^\W_]+)")
 _NUMBER = re.compile(_NUMBER_PATTERN)
 _UPPER = "A-ZÀ-ÖØ-Þ"
@@ -47,7 +48,8 @@ yourselves
 """
 STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
 
-# Seed 001's uncertainty phrases, matched anywhere in the case-folded answer.
+# Seed 001's uncertainty phrases, matched in the case-folded answer as whole words, so that
+# "no data" does not fire on "no database" nor "unknown" on "unknowns".
 UNCERTAINTY_PHRASES = (
     "i don't know",
     "i do not know",
@@ -65,6 +67,15 @@ UNCERTAINTY_PHRASES = (
 # Seed 001: a very short answer (under 10 characters) holding one of these is a non-answer.
 SHORT_NON_ANSWER_WORDS = ("unknown", "n/a", "none", "null")
 SHORT_ANSWER_LENGTH = 10
+
+
+def _whole_words(phrases: Sequence[str]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(phrase) for phrase in phrases)
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
+
+
+_UNCERTAINTY = _whole_words(UNCERTAINTY_PHRASES)
+_SHORT_NON_ANSWER = _whole_words(SHORT_NON_ANSWER_WORDS)
 
 # Seed 000's source indicators; each distinct indicator found counts once.
 SOURCE_INDICATORS: dict[str, re.Pattern[str]] = {
@@ -219,11 +230,13 @@ def citation_quality(answer: str) -> float:
 
 
 def dont_know(answer: str) -> float:
-    """1.0 when the answer admits it does not know (seed 001's phrases), else 0.0."""
+    """1.0 when the answer admits it does not know (seed 001's phrases, as whole words), or
+    is shorter than 10 characters and says ``unknown``, ``n/a``, ``none`` or ``null``; else
+    0.0."""
     folded = " ".join(_normalise_text(answer).casefold().split())
-    if any(phrase in folded for phrase in UNCERTAINTY_PHRASES):
+    if _UNCERTAINTY.search(folded):
         return 1.0
-    if len(folded) < SHORT_ANSWER_LENGTH and any(word in folded for word in SHORT_NON_ANSWER_WORDS):
+    if len(folded) < SHORT_ANSWER_LENGTH and _SHORT_NON_ANSWER.search(folded):
         return 1.0
     return 0.0
 

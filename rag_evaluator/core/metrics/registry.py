@@ -42,7 +42,13 @@ class MetricDefinition(Generic[InputT]):
     name: str
     compute: Callable[[InputT], float | None]
     needs: tuple[str, ...] = ()
-    undefined_reason: str = ""
+    # Why ``compute`` gave ``None``: fixed, or read from the row when there are several causes.
+    undefined_reason: str | Callable[[InputT], str] = ""
+
+    def reason_for(self, family_input: InputT) -> str:
+        """Why the metric is undefined for this row's input."""
+        reason = self.undefined_reason
+        return reason if isinstance(reason, str) else reason(family_input)
 
 
 @dataclass(frozen=True)
@@ -191,7 +197,13 @@ RETRIEVAL_METRICS: dict[str, MetricDefinition[RetrievalInputs]] = _table(
     ),
 )
 
-_NO_CONTEXT = "no context was retrieved"
+
+def _no_question_context_cosine(inputs: SemanticInputs) -> str:
+    if not inputs.item.question.strip():
+        return "the question is empty"
+    return "no context was retrieved"
+
+
 SEMANTIC_METRICS: dict[str, MetricDefinition[SemanticInputs]] = _table(
     MetricDefinition(
         "semantic_similarity",
@@ -218,7 +230,7 @@ SEMANTIC_METRICS: dict[str, MetricDefinition[SemanticInputs]] = _table(
         "context_relevance",
         lambda inputs: semantic.mean_similarity_from_cosines(inputs.question_context_cosines),
         needs=(CONTEXTS,),
-        undefined_reason=_NO_CONTEXT,
+        undefined_reason=_no_question_context_cosine,
     ),
     MetricDefinition(
         "context_sufficiency",
@@ -226,7 +238,7 @@ SEMANTIC_METRICS: dict[str, MetricDefinition[SemanticInputs]] = _table(
             inputs.question_context_cosines, semantic.SUFFICIENCY_THRESHOLD
         ),
         needs=(CONTEXTS,),
-        undefined_reason=_NO_CONTEXT,
+        undefined_reason=_no_question_context_cosine,
     ),
     MetricDefinition(
         "hallucination",
