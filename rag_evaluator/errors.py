@@ -70,7 +70,7 @@ class MissingColumnError(InputError):
         shown = ", ".join(repr(name) for name in found) if found else "none"
         message = (
             f"{path.name} has no '{column}' column (columns found: {shown}). "
-            f"Rename the matching column to '{column}'"
+            f"Rename the column that holds it to '{column}', or add such a column"
         )
         super().__init__(message, path)
         self.column = column

@@ -234,7 +234,7 @@ def test_a_missing_column_lists_the_columns_found(tmp_path: Path) -> None:
         load_questions(path)
     assert caught.value.message == (
         "questions.csv has no 'Question' column (columns found: 'Number', 'Text'). "
-        "Rename the matching column to 'Question'"
+        "Rename the column that holds it to 'Question', or add such a column"
     )
 
 

@@ -220,9 +220,14 @@ def _judge_setup(
         return None
     model = resolve_model(request.model)
     if settings.api_key is None:
+        offline_hint = (
+            ", or leave the judge out with --metrics lexical,overlap,retrieval,semantic"
+            if families.wants_all or families.offline
+            else ""
+        )
         raise ConfigError(
             "ANTHROPIC_API_KEY is not set. Set ANTHROPIC_API_KEY or put it in a .env file "
-            "in this folder (ANTHROPIC_API_KEY=sk-ant-...)"
+            f"in this folder (ANTHROPIC_API_KEY=sk-ant-...){offline_hint}"
         )
     prompt = load_system_prompt(request.prompt_path, request.working_directory)
     return _JudgeSetup(settings.api_key, model, prompt)
