@@ -396,3 +396,14 @@ def test_questions_without_any_text_are_refused(project: Path) -> None:
         "Error: questions.csv has no question text to match answers against. "
         "Fill in its Question column"
     ) in result.stderr
+
+
+def test_an_unreadable_json_file_is_named_and_the_rest_converted(project: Path) -> None:
+    # A dangling link is globbed like any file but cannot be read.
+    (project / "RAG_JSON_Files" / "gone.json").symlink_to(project / "nowhere.json")
+    result = invoke()
+    assert result.exit_code == 0
+    message = " ".join(result.stderr.split())
+    assert "Error: Cannot read RAG_JSON_Files/gone.json: No such file or directory." in message
+    assert "Check that it exists and that you may read it" in message
+    assert len(read_rows(project / "rag_answers.csv")) == 5

@@ -37,7 +37,6 @@ from rag_evaluator.core.voting import (
 from rag_evaluator.errors import (
     CheckpointError,
     ConfigError,
-    InputError,
     JudgeFatalError,
     JudgeUnavailableError,
 )
@@ -61,6 +60,7 @@ from rag_evaluator.storage.checkpoint import (
     resolve_checkpoint_directory,
     rewrite_checkpoint,
 )
+from rag_evaluator.storage.input_files import read_input_bytes
 from rag_evaluator.storage.inputs import load_answers, load_ground_truth, load_questions
 from rag_evaluator.storage.prompt_file import SystemPrompt, load_system_prompt
 from rag_evaluator.storage.results import (
@@ -202,15 +202,6 @@ def _log_request(request: EvaluateRequest) -> None:
 
 def _draw_seed() -> int:
     return secrets.randbelow(_SEED_RANGE)
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"Cannot read {path}: {exc.strerror}. Check its permissions", path
-        ) from exc
 
 
 def _judge_setup(
@@ -401,9 +392,9 @@ def _prepare_checkpoint(
     directory = resolve_checkpoint_directory(request.checkpoint_dir, settings.checkpoint_dir)
     path = checkpoint_path(directory, checkpoint_key(input_paths))
     fingerprint = fingerprint_run(
-        _read_bytes(request.questions_path),
-        _read_bytes(request.ground_truth_path),
-        _read_bytes(request.answers_path),
+        read_input_bytes(request.questions_path),
+        read_input_bytes(request.ground_truth_path),
+        read_input_bytes(request.answers_path),
         judge.model.model_id,
         judge.system_prompt.text,
     )

@@ -18,6 +18,7 @@ from rag_evaluator.core.rag_json_shapes import (
     extract_line_entry,
 )
 from rag_evaluator.errors import InputError, NothingConvertedError
+from rag_evaluator.storage.input_files import read_input_bytes
 from rag_evaluator.storage.tables import decode_bytes
 
 JSON_SUFFIXES = (".json",)
@@ -85,7 +86,8 @@ def list_rag_json_files(directory: Path) -> list[Path]:
     found = [
         child
         for child in children
-        if child.suffix.lower() in wanted and not child.name.startswith(".") and child.is_file()
+        # Not is_file(): a broken link named run.json must be reported, not silently ignored.
+        if child.suffix.lower() in wanted and not child.name.startswith(".") and not child.is_dir()
     ]
     if not found:
         others = [child.name for child in children if not child.name.startswith(".")]
@@ -112,12 +114,7 @@ def read_rag_json_dir(directory: Path) -> RagJsonBatch:
 def read_rag_json_file(path: Path) -> RagJsonFile:
     """Read one file's entries; raise ``InputError`` when the file gives none."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"Cannot read {path.name}: {exc.strerror}. Check its permissions", path
-        ) from exc
+    data = read_input_bytes(path)
     text, _, problems = decode_bytes(data, path)
     if not text.strip():
         raise InputError(

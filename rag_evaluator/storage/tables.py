@@ -17,6 +17,7 @@ from pathlib import Path
 from rag_evaluator.core.fields import resolve_columns
 from rag_evaluator.errors import InputError, MissingColumnError, MissingFileError
 from rag_evaluator.storage.atomic import write_text_atomic
+from rag_evaluator.storage.input_files import read_input_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -127,12 +128,7 @@ def read_csv(
         if path.exists():
             raise InputError(f"{path} is a directory, not a CSV file. Pass a file path", path)
         raise MissingFileError(path, list(required))
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"Cannot read {path}: {exc.strerror}. Check its permissions", path
-        ) from exc
+    data = read_input_bytes(path)
     if data.startswith(_SPREADSHEET_SIGNATURES):
         raise InputError(
             f"{path.name} is a spreadsheet workbook (Excel or similar), not CSV text. Save it "
