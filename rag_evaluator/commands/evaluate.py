@@ -136,7 +136,11 @@ def evaluate_command(
     ] = None,
     metrics: Annotated[
         str,
-        typer.Option("--metrics", help="Comma list of metric families (judge, ...), or all."),
+        typer.Option(
+            "--metrics",
+            help="Comma list of metric families: judge, lexical, overlap, retrieval, semantic; "
+            "or all.",
+        ),
     ] = JUDGE_FAMILY,
     hedge_phrases: Annotated[
         str,
