@@ -13,6 +13,7 @@ from rag_evaluator import __version__, console
 from rag_evaluator.commands.convert import convert_command
 from rag_evaluator.commands.evaluate import evaluate_command
 from rag_evaluator.errors import RagEvalError
+from rag_evaluator.pipeline.evaluate import EvaluationInterrupted
 
 EXIT_INTERRUPTED = 130
 
@@ -42,6 +43,10 @@ def reports_errors(command: Callable[Params, Result]) -> Callable[Params, Result
             logger.error("%s: %s", type(exc).__name__, exc.message, extra={"terminal": False})
             console.error(exc.message)
             raise typer.Exit(exc.exit_code) from None
+        except EvaluationInterrupted as interrupted:
+            # The run stopped cleanly; its message says what was kept and how to resume.
+            console.interrupted(interrupted.message)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
         except KeyboardInterrupt:
             console.interrupted("Interrupted.")
             raise typer.Exit(EXIT_INTERRUPTED) from None

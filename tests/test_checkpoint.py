@@ -125,6 +125,19 @@ def test_a_damaged_middle_line_names_the_file_to_delete(tmp_path: Path) -> None:
     assert f"Delete {path}" in raised.value.message
 
 
+@pytest.mark.parametrize("bad_value", [b"1e999", b"Infinity", b"NaN"])
+def test_a_count_too_large_for_an_integer_is_damage_too(tmp_path: Path, bad_value: bytes) -> None:
+    path = tmp_path / "run.jsonl"
+    writer = CheckpointWriter.create(path, _header())
+    writer.append(_result(3))
+    writer.append(_result(1))
+    writer.close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(lines[0] + lines[1].replace(b'"calls":1', b'"calls":' + bad_value) + lines[2])
+    with pytest.raises(CheckpointError, match="line 2"):
+        load_checkpoint(path)
+
+
 @pytest.mark.parametrize("content", [b"", b"not json\n", b'{"type":"question"}\n'])
 def test_a_file_without_a_header_is_damaged(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "run.jsonl"

@@ -152,3 +152,9 @@ def test_a_directory_given_as_prompt_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "prompts").mkdir()
     with pytest.raises(InputError, match="is a directory"):
         load_system_prompt(Path("prompts"), tmp_path)
+
+
+def test_a_utf16_prompt_file_is_read_like_a_utf16_csv(tmp_path: Path) -> None:
+    # Notepad's "Unicode" saves UTF-16 with a byte order mark; its zero bytes are not NULs.
+    (tmp_path / PROMPT_FILE_NAME).write_bytes("Rubric é".encode("utf-16"))
+    assert load_system_prompt(None, tmp_path).text == "Rubric é"

@@ -72,6 +72,23 @@ def test_format_numbers_lists_every_number_once(numbers: set[int]) -> None:
     assert expanded == sorted(numbers)
 
 
+@given(st.sets(st.integers(0, 10_000), min_size=1, max_size=60), st.integers(1, 20))
+def test_format_numbers_with_a_limit_lists_the_first_and_counts_the_rest(
+    numbers: set[int], limit: int
+) -> None:
+    ordered = sorted(numbers)
+    hidden = max(0, len(ordered) - limit)
+    text = format_numbers(numbers, limit)
+    if hidden:
+        assert text == f"{format_numbers(ordered[:limit])} and {hidden} more"
+    else:
+        assert text == format_numbers(numbers)
+
+
+def test_format_numbers_with_a_limit_shortens_the_shown_runs() -> None:
+    assert format_numbers([9, 1, 2, 3, 5, 11, 12], limit=5) == "1-3, 5, 9 and 2 more"
+
+
 @given(st.sets(st.integers(1, 500), min_size=1, max_size=50), st.integers(0, 2**32))
 def test_the_order_is_a_permutation_fixed_by_the_seed(numbers: set[int], seed: int) -> None:
     order = shuffled_order(numbers, seed)

@@ -7,6 +7,7 @@ import io
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ from rag_evaluator.core.question_results import QuestionResult, ResultRow, Score
 from rag_evaluator.core.records import EvaluationItem, TokenUsage
 from rag_evaluator.core.summary import RunFacts, build_summary, format_fraction
 from rag_evaluator.storage.results import results_file_path, write_results
+from rag_evaluator.storage.tables import write_csv_atomic
 
 
 def _item(number: int) -> EvaluationItem:
@@ -108,9 +110,12 @@ def test_offline_metrics_get_a_mean_over_questions_that_have_their_inputs() -> N
 
 
 def test_results_file_has_summary_rows_then_the_table_in_question_order(tmp_path: Path) -> None:
-    path = tmp_path / "out.csv"
     rows = _rows()
-    write_results(path, build_summary(rows, _facts()), rows, judged=True, metric_columns=[])
+    started = datetime(2026, 3, 4, 5, 6, 7)
+    path = write_results(
+        tmp_path, started, build_summary(rows, _facts()), rows, judged=True, metric_columns=[]
+    )
+    assert path == tmp_path / "precision_scores_20260304_050607.csv"
     text = path.read_text(encoding="utf-8")
     table = list(csv.reader(io.StringIO(text)))
     summary = [row for row in table if row[0].startswith("#SUMMARY:")]
@@ -154,3 +159,26 @@ def test_results_file_names_never_clobber_an_earlier_run(tmp_path: Path) -> None
     first.write_text("earlier run")
     second = results_file_path(tmp_path, started)
     assert second.name == "precision_scores_20260304_050607_2.csv"
+
+
+def test_a_results_file_created_by_another_run_at_the_last_moment_is_kept(tmp_path: Path) -> None:
+    # Another run may take the name between the existence check and the write: publishing
+    # with a hard link fails on an existing name instead of replacing it.
+    started = datetime(2026, 3, 4, 5, 6, 7)
+    rows = _rows()
+    taken = tmp_path / "precision_scores_20260304_050607.csv"
+    taken.write_text("the other run's results")
+    summary = build_summary(rows, _facts())
+    path = write_results(tmp_path, started, summary, rows, judged=True, metric_columns=[])
+    assert path.name == "precision_scores_20260304_050607_2.csv"
+    assert taken.read_text() == "the other run's results"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [taken.name, path.name]
+
+
+def test_exclusive_writes_never_replace_an_existing_file(tmp_path: Path) -> None:
+    target = tmp_path / "results.csv"
+    target.write_text("first")
+    with pytest.raises(FileExistsError):
+        write_csv_atomic(target, [["second"]], overwrite=False)
+    assert target.read_text() == "first"
+    assert [p.name for p in tmp_path.iterdir()] == ["results.csv"]

@@ -9,6 +9,7 @@ import typer
 
 from rag_evaluator import console
 from rag_evaluator.core.matching import DEFAULT_THRESHOLD, Confidence
+from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.logs import configure_logging
 from rag_evaluator.pipeline.convert import ConvertReport, convert
 
@@ -66,6 +67,4 @@ def _show_summary(report: ConvertReport) -> None:
     console.info(f"Wrote {written} answer{'' if written == 1 else 's'} to {report.output_path}")
     missing = report.questions_without_answer
     if missing:
-        shown = ", ".join(str(number) for number in missing[:_SHOWN_MISSING])
-        more = f" and {len(missing) - _SHOWN_MISSING} more" if len(missing) > _SHOWN_MISSING else ""
-        console.info(f"Questions with no answer: {shown}{more}")
+        console.info(f"Questions with no answer: {format_numbers(missing, _SHOWN_MISSING)}")

@@ -13,7 +13,6 @@ from rag_evaluator.core.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
 from rag_evaluator.logs import configure_logging
 from rag_evaluator.pipeline.evaluate import (
     EvaluateRequest,
-    EvaluationInterrupted,
     RunPlan,
     run_evaluation,
 )
@@ -21,7 +20,6 @@ from rag_evaluator.pipeline.metric_families import JUDGE_FAMILY
 from rag_evaluator.pipeline.metrics import MetricOptions
 from rag_evaluator.settings import load_settings
 
-EXIT_INTERRUPTED = 130
 _DEFAULT_METRIC_OPTIONS = MetricOptions()
 
 
@@ -207,11 +205,7 @@ def evaluate_command(
             bertscore_model=bertscore_model,
         ),
     )
-    try:
-        outcome = run_evaluation(request, settings, ConsoleInteraction(assume_yes=yes))
-    except EvaluationInterrupted as interrupted:
-        console.interrupted(interrupted.message)
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+    outcome = run_evaluation(request, settings, ConsoleInteraction(assume_yes=yes))
     if outcome.declined:
         console.info("Nothing was evaluated.")
         raise typer.Exit(outcome.exit_code)

@@ -32,9 +32,16 @@ class Selection:
     exclusions: list[Exclusion]
 
 
-def format_numbers(numbers: Iterable[int]) -> str:
-    """``1-3, 7, 9-10``: sorted, runs of consecutive numbers shortened."""
+def format_numbers(numbers: Iterable[int], limit: int | None = None) -> str:
+    """``1-3, 7, 9-10``: sorted, runs of consecutive numbers shortened.
+
+    With ``limit``, only the first ``limit`` numbers are listed, then ``and N more``.
+    """
     ordered = sorted(set(numbers))
+    hidden = 0
+    if limit is not None and len(ordered) > limit:
+        hidden = len(ordered) - limit
+        ordered = ordered[:limit]
     parts: list[str] = []
     index = 0
     while index < len(ordered):
@@ -44,7 +51,8 @@ def format_numbers(numbers: Iterable[int]) -> str:
         end = ordered[index]
         parts.append(str(start) if start == end else f"{start}-{end}")
         index += 1
-    return ", ".join(parts)
+    shown = ", ".join(parts)
+    return f"{shown} and {hidden} more" if hidden else shown
 
 
 def select_items(

@@ -26,7 +26,12 @@ from rag_evaluator.core.no_information import both_say_no_information, no_inform
 from rag_evaluator.core.prompts import build_user_message
 from rag_evaluator.core.question_results import QuestionResult, ResultRow
 from rag_evaluator.core.records import EvaluationItem, JudgeOutcome, TokenUsage
-from rag_evaluator.core.selection import exclusion_warnings, select_items, shuffled_order
+from rag_evaluator.core.selection import (
+    exclusion_warnings,
+    format_numbers,
+    select_items,
+    shuffled_order,
+)
 from rag_evaluator.core.summary import RunFacts, SummaryLine, build_summary
 from rag_evaluator.core.voting import (
     CONSENSUS_VOTES,
@@ -65,7 +70,6 @@ from rag_evaluator.storage.inputs import load_answers, load_ground_truth, load_q
 from rag_evaluator.storage.prompt_file import SystemPrompt, load_system_prompt
 from rag_evaluator.storage.results import (
     prepare_output_directory,
-    results_file_path,
     write_results,
 )
 
@@ -316,9 +320,13 @@ def run_evaluation(
         metric_columns=metric_columns,
     )
     summary = build_summary(rows, facts)
-    results_path = results_file_path(request.output_dir, started_at)
-    write_results(
-        results_path, summary, rows, judged=setup is not None, metric_columns=metric_columns
+    results_path = write_results(
+        request.output_dir,
+        started_at,
+        summary,
+        rows,
+        judged=setup is not None,
+        metric_columns=metric_columns,
     )
     logger.info("Results written to %s", results_path)
     if judging is not None:
@@ -581,7 +589,7 @@ def _forget_outage_victims(
     rewrite_checkpoint(checkpointing.path, checkpointing.header, done.values())
     logger.info(
         "Questions %s were left unscored by the outage; a resumed run asks them again",
-        ", ".join(map(str, reversed(victims))),
+        format_numbers(victims),
     )
 
 

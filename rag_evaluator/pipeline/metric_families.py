@@ -18,12 +18,12 @@ from rag_evaluator.core.metrics.registry import OVERLAP, RETRIEVAL, SEMANTIC
 from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.errors import MissingExtraError, UsageError
 from rag_evaluator.pipeline.metrics import (
-    MATCH_MODES,
     OFFLINE_FAMILIES,
     SIMILARITY,
     MetricOptions,
     compute_offline_metrics,
     families_with_inputs,
+    validate_options,
 )
 
 logger = logging.getLogger(__name__)
@@ -97,16 +97,12 @@ def resolve_all(families: MetricFamilies, items: Sequence[EvaluationItem]) -> Me
 def check_offline_ready(families: MetricFamilies, options: MetricOptions) -> None:
     """Fail before any question is asked or sent when an offline family cannot run.
 
-    Raises UsageError for a bad ``--match`` and MissingExtraError for a family (or
-    ``--match similarity``) whose optional dependencies are not installed.
+    Raises UsageError for a bad option (``--match``, ``--k``, ...) and MissingExtraError for
+    a family (or ``--match similarity``) whose optional dependencies are not installed.
     """
     if not families.offline:
         return
-    if options.match not in MATCH_MODES:
-        raise UsageError(
-            f"--match must be one of {', '.join(MATCH_MODES)} (got {options.match!r}). "
-            "Try --match exact"
-        )
+    validate_options(options)
     for family in families.offline:
         missing = _missing_extra(family)
         if missing is not None:

@@ -43,6 +43,7 @@ __all__ = [
     "compute_offline_metrics",
     "families_with_inputs",
     "metric_columns",
+    "validate_options",
 ]
 
 EXACT = "exact"
@@ -100,7 +101,8 @@ def _validated_families(families: Sequence[str]) -> list[str]:
     return [family for family in OFFLINE_FAMILIES if family in requested]
 
 
-def _validate_options(options: MetricOptions) -> None:
+def validate_options(options: MetricOptions) -> None:
+    """Raise ``UsageError`` naming the option and a good value when one is out of range."""
     if isinstance(options.k, bool) or not isinstance(options.k, int) or options.k < 1:
         raise UsageError(f"--k must be a whole number of at least 1 (got {options.k}). Try --k 5")
     if options.match not in MATCH_MODES:
@@ -137,17 +139,11 @@ class _EmptyCells:
                 continue
             count = sum(len(numbers) for numbers in reasons.values())
             details = "; ".join(
-                f"{reason} (question {_shown(numbers)})" for reason, numbers in reasons.items()
+                f"{reason} (question {format_numbers(numbers, _SHOWN_QUESTION_NUMBERS)})"
+                for reason, numbers in reasons.items()
             )
             messages.append(f"{metric}: left empty for {count} of {total} question(s): {details}")
         return messages
-
-
-def _shown(numbers: list[int]) -> str:
-    ordered = sorted(set(numbers))
-    shown = format_numbers(ordered[:_SHOWN_QUESTION_NUMBERS])
-    extra = len(ordered) - _SHOWN_QUESTION_NUMBERS
-    return f"{shown} and {extra} more" if extra > 0 else shown
 
 
 def _score_family(
@@ -186,7 +182,7 @@ def compute_offline_metrics(
     optional dependencies. ``progress`` receives short status lines (model loading, passes).
     """
     chosen = _validated_families(families)
-    _validate_options(options)
+    validate_options(options)
     report = progress or (lambda _message: None)
     similarity_retrieval = RETRIEVAL in chosen and options.match == SIMILARITY
     if OVERLAP in chosen:

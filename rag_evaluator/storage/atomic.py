@@ -9,17 +9,26 @@ from pathlib import Path
 
 
 def write_text_atomic(
-    path: Path, text: str, *, encoding: str = "utf-8", mode: int | None = None
+    path: Path,
+    text: str,
+    *,
+    encoding: str = "utf-8",
+    mode: int | None = None,
+    overwrite: bool = True,
 ) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    write_bytes_atomic(path, text.encode(encoding), mode=mode)
+    write_bytes_atomic(path, text.encode(encoding), mode=mode, overwrite=overwrite)
 
 
-def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+def write_bytes_atomic(
+    path: Path, data: bytes, *, mode: int | None = None, overwrite: bool = True
+) -> None:
     """Write ``data`` to ``path`` through a temporary file, fsync, and ``os.replace``.
 
     ``mode`` defaults to what a plain ``open()`` would give (0666 less the umask);
     private files pass 0o600 so they are never readable by others, not even briefly.
+    With ``overwrite=False`` an existing ``path`` is left alone and ``FileExistsError``
+    raised: the file is published with a hard link, which fails rather than replaces.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -30,7 +39,11 @@ def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None) -> N
             temp_file.write(data)
             temp_file.flush()
             os.fsync(temp_file.fileno())
-        os.replace(temp_name, path)
+        if overwrite:
+            os.replace(temp_name, path)
+        else:
+            os.link(temp_name, path)
+            os.unlink(temp_name)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp_name)
@@ -41,9 +54,21 @@ def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None) -> N
 def _default_file_mode() -> int:
     # mkstemp creates 0600 files; results and rag_answers.csv are meant to be shared
     # like any file the user saves, so follow the umask as open() would.
+    return 0o666 & ~_current_umask()
+
+
+def _current_umask() -> int:
+    # Linux reports the umask without changing it; elsewhere it can only be read by
+    # setting it, which is briefly process-wide (harmless for a single-threaded CLI).
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     umask = os.umask(0)
     os.umask(umask)
-    return 0o666 & ~umask
+    return umask
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -115,12 +115,19 @@ def _usage_to_json(usage: TokenUsage) -> dict[str, int]:
     }
 
 
+def _count(value: Any) -> int:
+    # Strict: int() would truncate 1.5 and raise OverflowError on 1e999 or Infinity.
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError("counts must be whole numbers of at least 0")
+    return value
+
+
 def _usage_from_json(data: Any) -> TokenUsage:
     return TokenUsage(
-        int(data["input_tokens"]),
-        int(data["output_tokens"]),
-        int(data.get("cache_creation_input_tokens", 0)),
-        int(data.get("cache_read_input_tokens", 0)),
+        _count(data["input_tokens"]),
+        _count(data["output_tokens"]),
+        _count(data.get("cache_creation_input_tokens", 0)),
+        _count(data.get("cache_read_input_tokens", 0)),
     )
 
 
@@ -171,7 +178,7 @@ def result_from_json(data: Any) -> QuestionResult:
         hedge_phrases=tuple(str(phrase) for phrase in data["hedge_phrases"]),
         note=_optional_text(data["note"]),
         usage=_usage_from_json(data["usage"]),
-        calls=int(data["calls"]),
+        calls=_count(data["calls"]),
     )
 
 

@@ -1,7 +1,8 @@
-"""Reading an input file's bytes, with an error that names the file and the fix."""
+"""Reading an input file: its bytes (an error names the file and the fix) and its text."""
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 from rag_evaluator.errors import InputError
@@ -16,3 +17,35 @@ def read_input_bytes(path: Path) -> bytes:
         raise InputError(
             f"Cannot read {path}: {reason}. Check that it exists and that you may read it", path
         ) from exc
+
+
+def decode_text(data: bytes, path: Path) -> tuple[str, str, list[str]]:
+    """Decode file bytes as UTF-8 (BOM tolerated), else latin-1 with a warning.
+
+    A UTF-16 byte order mark is honoured too. Returns the text, the encoding used and the
+    warnings to show; NUL characters are left for the caller to judge.
+    """
+    utf16 = _decode_utf16(data)
+    if utf16 is not None:
+        return utf16, "utf-16", []
+    try:
+        return data.decode("utf-8-sig"), "utf-8", []
+    except UnicodeDecodeError as exc:
+        warning = (
+            f"{path.name} is not valid UTF-8 (byte {exc.start}); read it as latin-1. "
+            "Save it as UTF-8 if characters look wrong"
+        )
+        return data.decode("latin-1"), "latin-1", [warning]
+
+
+def _decode_utf16(data: bytes) -> str | None:
+    """Text of a file that starts with a UTF-16 byte order mark (Excel's "Unicode text",
+    PowerShell 5's default), or ``None`` when it has none or does not decode."""
+    if not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return None
+    if data.startswith(codecs.BOM_UTF32_LE):
+        return None
+    try:
+        return data.decode("utf-16")
+    except UnicodeDecodeError:
+        return None

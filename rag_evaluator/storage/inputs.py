@@ -19,6 +19,7 @@ from rag_evaluator.core.fields import (
     parse_text_list,
 )
 from rag_evaluator.core.records import AnswerRow, GroundTruthRow, KeyedRows, QuestionRow, RowT
+from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.errors import InputError
 from rag_evaluator.storage.tables import CsvRecord, read_csv
 
@@ -51,13 +52,12 @@ def _keyed(
         rows[number] = build(number, record)
     if duplicates:
         repeated = sorted(set(duplicates))
-        shown = ", ".join(str(number) for number in repeated)
         logger.warning(
             "%s repeats question %s %s; the first row of each was kept. "
             "Give every row its own number",
             table.path.name,
             "number" if len(repeated) == 1 else "numbers",
-            shown,
+            format_numbers(repeated),
         )
     return KeyedRows(table.path.name, rows, sorted(set(duplicates)))
 

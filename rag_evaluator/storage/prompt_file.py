@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rag_evaluator.core.prompts import DEFAULT_SYSTEM_PROMPT
 from rag_evaluator.errors import InputError
+from rag_evaluator.storage.input_files import decode_text
 
 logger = logging.getLogger(__name__)
 
@@ -32,16 +33,9 @@ def _read_prompt(path: Path, fix: str) -> SystemPrompt:
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise InputError(f"Cannot read prompt file {path} ({reason}). {fix}", path) from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        text = data.decode("latin-1")
-        logger.warning(
-            "%s is not valid UTF-8 (byte %d); read it as latin-1. "
-            "Save it as UTF-8 if characters look wrong",
-            path.name,
-            exc.start,
-        )
+    text, _, warnings = decode_text(data, path)
+    for warning in warnings:
+        logger.warning(warning)
     if "\x00" in text:
         raise InputError(
             f"Prompt file {path} contains NUL bytes, so it is not a text file. {fix}",

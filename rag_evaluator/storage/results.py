@@ -119,20 +119,32 @@ def results_table(
 
 
 def write_results(
-    path: Path,
+    output_dir: Path,
+    started_at: datetime,
     summary: Sequence[SummaryLine],
     rows: Sequence[ResultRow],
     *,
     judged: bool,
     metric_columns: Sequence[str],
-) -> None:
-    """Write the summary rows then the table to ``path``, atomically."""
+) -> Path:
+    """Write the summary rows then the table to a new results file, atomically; its path.
+
+    The name comes from ``results_file_path``; if another run creates that name first
+    (same second), the next free one is taken, so no results file is ever replaced.
+    """
     content: list[list[object]] = [[line.text()] for line in summary]
     content += results_table(rows, judged=judged, metric_columns=metric_columns)
-    try:
-        write_csv_atomic(path, content)
-    except OSError as exc:
-        raise ConfigError(
-            f"Cannot write the results file {path}: {exc.strerror}. "
-            "Choose a writable folder with --output-dir and run the same command again"
-        ) from exc
+    while True:
+        path = results_file_path(output_dir, started_at)
+        try:
+            write_csv_atomic(path, content, overwrite=False)
+        except OSError as exc:
+            # Only an existing file at this very name means another run took it; a
+            # FileExistsError about the folder (a file in its place) is a real failure.
+            if isinstance(exc, FileExistsError) and path.is_file():
+                continue
+            raise ConfigError(
+                f"Cannot write the results file {path}: {exc.strerror}. "
+                "Choose a writable folder with --output-dir and run the same command again"
+            ) from exc
+        return path

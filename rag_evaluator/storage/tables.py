@@ -5,7 +5,6 @@ Every problem with a file becomes an ``InputError`` naming the file and the fix.
 
 from __future__ import annotations
 
-import codecs
 import csv
 import io
 import logging
@@ -17,7 +16,7 @@ from pathlib import Path
 from rag_evaluator.core.fields import resolve_columns
 from rag_evaluator.errors import InputError, MissingColumnError, MissingFileError
 from rag_evaluator.storage.atomic import write_text_atomic
-from rag_evaluator.storage.input_files import read_input_bytes
+from rag_evaluator.storage.input_files import decode_text, read_input_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -53,38 +52,9 @@ class CsvTable:
 
 
 def decode_bytes(data: bytes, path: Path) -> tuple[str, str, list[str]]:
-    """Decode file bytes as UTF-8 (BOM tolerated), else latin-1 with a warning.
-
-    A UTF-16 byte order mark is honoured too. NUL characters are removed with a warning.
-    """
-    warnings: list[str] = []
-    utf16 = _decode_utf16(data)
-    if utf16 is not None:
-        return _without_nul(utf16, "utf-16", path, warnings)
-    try:
-        text = data.decode("utf-8-sig")
-        encoding = "utf-8"
-    except UnicodeDecodeError as exc:
-        text = data.decode("latin-1")
-        encoding = "latin-1"
-        warnings.append(
-            f"{path.name} is not valid UTF-8 (byte {exc.start}); read it as latin-1. "
-            "Save it as UTF-8 if characters look wrong"
-        )
+    """Decode file bytes as ``decode_text`` does, then remove NUL characters with a warning."""
+    text, encoding, warnings = decode_text(data, path)
     return _without_nul(text, encoding, path, warnings)
-
-
-def _decode_utf16(data: bytes) -> str | None:
-    """Text of a file that starts with a UTF-16 byte order mark (Excel's "Unicode text",
-    PowerShell 5's default), or ``None`` when it has none or does not decode."""
-    if not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return None
-    if data.startswith(codecs.BOM_UTF32_LE):
-        return None
-    try:
-        return data.decode("utf-16")
-    except UnicodeDecodeError:
-        return None
 
 
 def _without_nul(
@@ -221,6 +191,9 @@ def render_csv(rows: Sequence[Sequence[object]]) -> str:
     return "".join(lines)
 
 
-def write_csv_atomic(path: Path, rows: Sequence[Sequence[object]]) -> None:
-    """Write rows to ``path`` atomically, UTF-8 without BOM."""
-    write_text_atomic(Path(path), render_csv(rows))
+def write_csv_atomic(
+    path: Path, rows: Sequence[Sequence[object]], *, overwrite: bool = True
+) -> None:
+    """Write rows to ``path`` atomically, UTF-8 without BOM (``FileExistsError`` if it
+    exists and ``overwrite`` is false)."""
+    write_text_atomic(Path(path), render_csv(rows), overwrite=overwrite)
