@@ -24,6 +24,7 @@ from rag_evaluator.storage.checkpoint import (
     CheckpointHeader,
     CheckpointWriter,
     load_checkpoint,
+    lock_run,
     resolve_checkpoint_directory,
     result_from_json,
     result_to_json,
@@ -191,3 +192,13 @@ def test_the_checkpoint_key_depends_on_the_paths_only() -> None:
     paths = ["/a/questions.csv", "/a/ground_truth.csv", "/a/rag_answers.csv"]
     assert checkpoint_key(paths) == checkpoint_key(list(paths))
     assert checkpoint_key(paths) != checkpoint_key(["/b/questions.csv", *paths[1:]])
+
+
+def test_a_run_lock_is_exclusive_until_released(tmp_path: Path) -> None:
+    checkpoint = tmp_path / "checkpoints" / "run-abc.jsonl"
+    with lock_run(checkpoint), pytest.raises(CheckpointError, match="in progress"):
+        lock_run(checkpoint)
+    with lock_run(checkpoint) as lock:
+        assert lock.path.exists()
+        assert stat.S_IMODE(lock.path.stat().st_mode) == 0o600
+    assert not lock.path.exists()

@@ -369,3 +369,31 @@ def test_kill_9_during_the_first_call_leaves_nothing_to_resume(
     assert "Resume previous run?" not in stderr
     assert asked_numbers(fake_anthropic, before) == ORDER
     assert len(only_results(workspace.directory).rows) == 5
+
+
+@POSIX_SIGNALS
+def test_a_second_run_over_the_same_files_waits_its_turn(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    # Two runs appending to one checkpoint would interleave their answers and damage it.
+    fake_anthropic.response_delay_seconds = 0.3
+    first = start_cli_process([*RUN, "--yes"], workspace.directory)
+    try:
+        wait_until(lambda: len(fake_anthropic.requests) >= 1)
+        second = run_cli([*RUN, "--yes"])
+        assert second.exit_code == 2, second.output
+        message = " ".join(second.stderr.split())
+        assert "Another rag-eval run over these input files is in progress" in message
+        assert f"(process {first.pid})" in message
+        assert "Traceback" not in second.output
+    finally:
+        fake_anthropic.response_delay_seconds = 0
+        _stdout, stderr = first.communicate(timeout=60)
+    assert first.returncode == 0, stderr
+    assert len(only_results(workspace.directory).rows) == 5
+    assert asked_numbers(fake_anthropic) == ORDER
+
+    # Once the first run is over, the files are free again.
+    again = run_cli([*RUN, "--yes"])
+    assert again.exit_code == 0, again.output
+    assert not list(workspace.checkpoints.glob("*.lock"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -61,6 +62,7 @@ from rag_evaluator.storage.checkpoint import (
     LoadedCheckpoint,
     checkpoint_path,
     load_checkpoint,
+    lock_run,
     remove_checkpoint,
     resolve_checkpoint_directory,
     rewrite_checkpoint,
@@ -265,94 +267,114 @@ def run_evaluation(
     families = resolve_all(families, items)
     check_offline_ready(families, request.metric_options)
     setup = _judge_setup(request, settings, families)
-    judging = (
-        _plan_judging(request, settings, interaction, setup, items, started_at) if setup else None
-    )
+    with ExitStack() as hold:
+        judging = None
+        if setup is not None:
+            checkpoint = _checkpoint_location(request, settings)
+            # Held until the run ends (the OS drops it if the process dies), so two runs over
+            # the same files cannot interleave their answers in one checkpoint.
+            hold.enter_context(lock_run(checkpoint))
+            judging = _plan_judging(request, interaction, setup, items, started_at, checkpoint)
 
-    plan = RunPlan(
-        files=[
-            InputFileInfo("Questions", request.questions_path, len(questions.rows)),
-            InputFileInfo("Ground truth", request.ground_truth_path, len(ground_truth.rows)),
-            InputFileInfo("Answers", request.answers_path, len(answers.rows)),
-        ],
-        question_count=len(items),
-        excluded_count=len(selection.exclusions),
-        exclusion_messages=exclusion_messages,
-        families=families,
-        model=setup.model if setup else None,
-        prompt_origin=setup.system_prompt.origin if setup else None,
-        seed=judging.checkpointing.header.seed if judging else None,
-        seed_was_drawn=judging is not None
-        and judging.checkpointing.resume_from is None
-        and request.seed is None,
-        resumed_count=len(judging.done) if judging else 0,
-        pending_count=len(judging.pending) if judging else 0,
-        no_information_count=len(judging.without_call) if judging else 0,
-        estimate=judging.estimate if judging else None,
-        checkpoint_path=judging.checkpointing.path if judging else None,
-    )
-    interaction.show_plan(plan)
-    if judging and judging.pending and not interaction.confirm("Proceed?", default=True):
-        logger.info("The user declined to proceed; nothing was evaluated")
-        return RunOutcome(declined=True, exit_code=EXIT_ALL_SCORED)
-    # Found out now, not after every question has been paid for.
-    prepare_output_directory(request.output_dir)
+        plan = RunPlan(
+            files=[
+                InputFileInfo("Questions", request.questions_path, len(questions.rows)),
+                InputFileInfo("Ground truth", request.ground_truth_path, len(ground_truth.rows)),
+                InputFileInfo("Answers", request.answers_path, len(answers.rows)),
+            ],
+            question_count=len(items),
+            excluded_count=len(selection.exclusions),
+            exclusion_messages=exclusion_messages,
+            families=families,
+            model=setup.model if setup else None,
+            prompt_origin=setup.system_prompt.origin if setup else None,
+            seed=judging.checkpointing.header.seed if judging else None,
+            seed_was_drawn=judging is not None
+            and judging.checkpointing.resume_from is None
+            and request.seed is None,
+            resumed_count=len(judging.done) if judging else 0,
+            pending_count=len(judging.pending) if judging else 0,
+            no_information_count=len(judging.without_call) if judging else 0,
+            estimate=judging.estimate if judging else None,
+            checkpoint_path=judging.checkpointing.path if judging else None,
+        )
+        interaction.show_plan(plan)
+        if judging and judging.pending and not interaction.confirm("Proceed?", default=True):
+            logger.info("The user declined to proceed; nothing was evaluated")
+            return RunOutcome(declined=True, exit_code=EXIT_ALL_SCORED)
+        # Found out now, not after every question has been paid for.
+        prepare_output_directory(request.output_dir)
 
-    metric_columns, metric_scores = compute_offline(
-        families, items, request.metric_options, interaction.info
-    )
-    done: dict[int, QuestionResult] = {}
-    if judging is not None:
-        done = _judge_pending(request, interaction, judging, items)
+        metric_columns, metric_scores = compute_offline(
+            families, items, request.metric_options, interaction.info
+        )
+        done: dict[int, QuestionResult] = {}
+        if judging is not None:
+            done = _judge_pending(request, interaction, judging, items)
 
-    rows = [
-        ResultRow(item, done.get(item.question_number), metric_scores.get(item.question_number, {}))
-        for item in items
+        rows = [
+            ResultRow(
+                item, done.get(item.question_number), metric_scores.get(item.question_number, {})
+            )
+            for item in items
+        ]
+        usage = sum((result.usage for result in done.values()), TokenUsage())
+        facts = RunFacts(
+            judged=setup is not None,
+            model_id=setup.model.model_id if setup else None,
+            seed=plan.seed,
+            prompt_origin=plan.prompt_origin,
+            usage=usage,
+            cost_usd=actual_cost(usage, setup.model) if setup else None,
+            metric_columns=metric_columns,
+        )
+        summary = build_summary(rows, facts)
+        results_path = write_results(
+            request.output_dir,
+            started_at,
+            summary,
+            rows,
+            judged=setup is not None,
+            metric_columns=metric_columns,
+        )
+        logger.info("Results written to %s", results_path)
+        if judging is not None:
+            remove_checkpoint(judging.checkpointing.path)
+        unscored = sum(1 for result in done.values() if not result.scored)
+        return RunOutcome(
+            declined=False,
+            exit_code=EXIT_SOME_UNSCORED if unscored else EXIT_ALL_SCORED,
+            results_path=results_path,
+            summary=summary,
+            unscored_count=unscored,
+        )
+
+
+def _input_paths(request: EvaluateRequest) -> list[str]:
+    return [
+        str(path.resolve())
+        for path in (request.questions_path, request.ground_truth_path, request.answers_path)
     ]
-    usage = sum((result.usage for result in done.values()), TokenUsage())
-    facts = RunFacts(
-        judged=setup is not None,
-        model_id=setup.model.model_id if setup else None,
-        seed=plan.seed,
-        prompt_origin=plan.prompt_origin,
-        usage=usage,
-        cost_usd=actual_cost(usage, setup.model) if setup else None,
-        metric_columns=metric_columns,
-    )
-    summary = build_summary(rows, facts)
-    results_path = write_results(
-        request.output_dir,
-        started_at,
-        summary,
-        rows,
-        judged=setup is not None,
-        metric_columns=metric_columns,
-    )
-    logger.info("Results written to %s", results_path)
-    if judging is not None:
-        remove_checkpoint(judging.checkpointing.path)
-    unscored = sum(1 for result in done.values() if not result.scored)
-    return RunOutcome(
-        declined=False,
-        exit_code=EXIT_SOME_UNSCORED if unscored else EXIT_ALL_SCORED,
-        results_path=results_path,
-        summary=summary,
-        unscored_count=unscored,
-    )
+
+
+def _checkpoint_location(request: EvaluateRequest, settings: Settings) -> Path:
+    """The checkpoint of a run over these three input files (named after their paths)."""
+    directory = resolve_checkpoint_directory(request.checkpoint_dir, settings.checkpoint_dir)
+    return checkpoint_path(directory, checkpoint_key(_input_paths(request)))
 
 
 def _plan_judging(
     request: EvaluateRequest,
-    settings: Settings,
     interaction: RunInteraction,
     setup: _JudgeSetup,
     items: Sequence[EvaluationItem],
     started_at: datetime,
+    checkpoint: Path,
 ) -> _JudgeRun:
     """Settle the checkpoint (resume or not), what is left to send, and its estimated cost."""
     items_by_number = {item.question_number: item for item in items}
     checkpointing = _prepare_checkpoint(
-        request, settings, interaction, setup, set(items_by_number), started_at
+        request, interaction, setup, set(items_by_number), started_at, checkpoint
     )
     done: dict[int, QuestionResult] = {}
     if checkpointing.resume_from is not None:
@@ -382,23 +404,18 @@ def _plan_judging(
 
 def _prepare_checkpoint(
     request: EvaluateRequest,
-    settings: Settings,
     interaction: RunInteraction,
     judge: _JudgeSetup,
     question_numbers: set[int],
     started_at: datetime,
+    path: Path,
 ) -> _Checkpointing:
     """Find this run's checkpoint and decide, with the user, whether to resume it.
 
     Nothing is deleted here: a fresh header replaces an old checkpoint only once the
     user has said ``Proceed`` and the first question is about to be sent.
     """
-    input_paths = [
-        str(path.resolve())
-        for path in (request.questions_path, request.ground_truth_path, request.answers_path)
-    ]
-    directory = resolve_checkpoint_directory(request.checkpoint_dir, settings.checkpoint_dir)
-    path = checkpoint_path(directory, checkpoint_key(input_paths))
+    input_paths = _input_paths(request)
     fingerprint = fingerprint_run(
         read_input_bytes(request.questions_path),
         read_input_bytes(request.ground_truth_path),

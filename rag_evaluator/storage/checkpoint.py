@@ -9,6 +9,7 @@ The API key is never written: nothing here receives it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -24,6 +25,11 @@ from rag_evaluator.core.question_results import QuestionResult, Scores, Vote
 from rag_evaluator.core.records import TokenUsage
 from rag_evaluator.errors import CheckpointError
 from rag_evaluator.storage.atomic import write_bytes_atomic
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +76,13 @@ def checkpoint_path(directory: Path, key: str) -> Path:
     return directory / f"run-{key}.jsonl"
 
 
+def _not_a_folder(directory: Path) -> CheckpointError:
+    return CheckpointError(
+        f"The checkpoint folder {directory} cannot be used: part of that path is a file, "
+        "not a folder. Choose another folder with --checkpoint-dir or RAG_EVAL_CHECKPOINT_DIR"
+    )
+
+
 def ensure_private_directory(directory: Path) -> None:
     """Create the checkpoint directory readable by its owner only (0700).
 
@@ -81,6 +94,8 @@ def ensure_private_directory(directory: Path) -> None:
     try:
         directory.mkdir(mode=_DIRECTORY_MODE, parents=True, exist_ok=True)
         os.chmod(directory, _DIRECTORY_MODE)
+    except (NotADirectoryError, FileExistsError) as exc:
+        raise _not_a_folder(directory) from exc
     except OSError as exc:
         raise CheckpointError(
             f"Cannot create the checkpoint folder {directory}: {exc.strerror}. "
@@ -240,11 +255,7 @@ def load_checkpoint(path: Path) -> LoadedCheckpoint | None:
     except FileNotFoundError:
         return None
     except NotADirectoryError as exc:
-        raise CheckpointError(
-            f"The checkpoint folder {path.parent} cannot be used: part of that path is a file, "
-            "not a folder. Choose another folder with --checkpoint-dir or "
-            "RAG_EVAL_CHECKPOINT_DIR"
-        ) from exc
+        raise _not_a_folder(path.parent) from exc
     except OSError as exc:
         raise CheckpointError(
             f"Cannot read the checkpoint {path}: {exc.strerror}. "
@@ -354,6 +365,61 @@ class CheckpointWriter:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+class RunLock:
+    """An exclusive hold on one run's checkpoint for as long as the run lasts.
+
+    ``flock`` locks belong to the open file, so the operating system drops them when the
+    process ends in any way, ``kill -9`` included: a crash never leaves a stale lock.
+    """
+
+    def __init__(self, path: Path, fd: int | None) -> None:
+        self.path = path
+        self._fd = fd
+
+    def __enter__(self) -> RunLock:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """Let another run use the checkpoint."""
+        if self._fd is None:
+            return
+        # Unlinked while still held, so a later run creates a fresh lock file.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        os.close(self._fd)
+        self._fd = None
+
+
+def lock_run(checkpoint: Path) -> RunLock:
+    """Take the lock beside ``checkpoint``, or say which run holds it."""
+    lock_path = checkpoint.with_suffix(".lock")
+    if fcntl is None:  # Windows: no flock; runs over the same files are not guarded.
+        return RunLock(lock_path, None)
+    ensure_private_directory(checkpoint.parent)
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, _FILE_MODE)
+    except OSError as exc:
+        raise CheckpointError(
+            f"Cannot create the lock file {lock_path}: {exc.strerror}. "
+            "Choose another checkpoint folder with --checkpoint-dir"
+        ) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 64).decode("ascii", "replace").strip() or "another process"
+        os.close(fd)
+        raise CheckpointError(
+            f"Another rag-eval run over these input files is in progress (process {holder}). "
+            "Wait for it to finish, or stop it and run this command again to resume"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode("ascii"))
+    return RunLock(lock_path, fd)
 
 
 def rewrite_checkpoint(
