@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import signal
 from collections.abc import Callable
+from types import FrameType
 from typing import ParamSpec, TypeVar
 
 import typer
@@ -73,6 +75,13 @@ app.command("convert")(reports_errors(convert_command))
 app.command("evaluate")(reports_errors(evaluate_command))
 
 
+def _interrupt_on_terminate(signal_number: int, frame: FrameType | None) -> None:
+    # `kill`, a CI timeout or a container stop sends SIGTERM: stop as cleanly as on
+    # Ctrl-C (checkpoint kept, a message on how to resume) rather than vanish silently.
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     """Console-script entry point."""
+    signal.signal(signal.SIGTERM, _interrupt_on_terminate)
     app()

@@ -233,14 +233,15 @@ def test_kill_9_then_resume_loses_nothing_and_duplicates_nothing(
 
 
 @POSIX_SIGNALS
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "term"])
 def test_ctrl_c_stops_promptly_keeps_the_checkpoint_and_says_how_to_resume(
-    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer, stop_signal: signal.Signals
 ) -> None:
     fake_anthropic.response_delay_seconds = 0.5
     process = start_cli_process([*RUN, "--yes"], workspace.directory)
     try:
         wait_until(lambda: any(finished_lines(p) >= 1 for p in workspace.checkpoint_files()))
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop_signal)
         _, stderr = process.communicate(timeout=10)
     finally:
         if process.poll() is None:
