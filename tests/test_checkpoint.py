@@ -112,13 +112,18 @@ def test_a_torn_last_line_is_ignored_and_dropped_on_resume(tmp_path: Path) -> No
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
+def _checkpoint_lines(path: Path, *question_numbers: int) -> list[bytes]:
+    """Write a checkpoint finishing ``question_numbers``; its lines, header first."""
+    writer = CheckpointWriter.create(path, _header())
+    for number in question_numbers:
+        writer.append(_result(number))
+    writer.close()
+    return path.read_bytes().splitlines(keepends=True)
+
+
 def test_a_damaged_middle_line_names_the_file_to_delete(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    writer = CheckpointWriter.create(path, _header())
-    writer.append(_result(3))
-    writer.append(_result(1))
-    writer.close()
-    lines = path.read_bytes().splitlines(keepends=True)
+    lines = _checkpoint_lines(path, 3, 1)
     path.write_bytes(lines[0] + b"{garbage\n" + lines[2])
     with pytest.raises(CheckpointError) as raised:
         load_checkpoint(path)
@@ -129,11 +134,7 @@ def test_a_damaged_middle_line_names_the_file_to_delete(tmp_path: Path) -> None:
 @pytest.mark.parametrize("bad_value", [b"1e999", b"Infinity", b"NaN"])
 def test_a_count_too_large_for_an_integer_is_damage_too(tmp_path: Path, bad_value: bytes) -> None:
     path = tmp_path / "run.jsonl"
-    writer = CheckpointWriter.create(path, _header())
-    writer.append(_result(3))
-    writer.append(_result(1))
-    writer.close()
-    lines = path.read_bytes().splitlines(keepends=True)
+    lines = _checkpoint_lines(path, 3, 1)
     path.write_bytes(lines[0] + lines[1].replace(b'"calls":1', b'"calls":' + bad_value) + lines[2])
     with pytest.raises(CheckpointError, match="line 2"):
         load_checkpoint(path)

@@ -84,18 +84,28 @@ def _api_message(error: anthropic.APIStatusError) -> str:
     return message
 
 
+# The headers through which the API asks for a wait, and their unit in seconds.
+_RETRY_AFTER_HEADERS = (("retry-after-ms", 0.001), ("retry-after", 1.0))
+
+
+def _header_seconds(headers: httpx2.Headers, name: str, scale: float) -> float | None:
+    """A wait header in seconds; ``None`` when absent, negative or an HTTP date (rare: the
+    SDK computes those itself and the capped backoff covers them)."""
+    value = headers.get(name)
+    if value is None:
+        return None
+    try:
+        seconds = float(value) * scale
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
 def _retry_after_seconds(error: anthropic.APIStatusError) -> float | None:
     """The wait the API asked for, in seconds (``retry-after-ms`` or ``retry-after``)."""
-    headers = error.response.headers
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) * scale
-        except ValueError:
-            continue  # an HTTP date: rare, and the capped backoff covers it
-        if seconds >= 0:
+    for name, scale in _RETRY_AFTER_HEADERS:
+        seconds = _header_seconds(error.response.headers, name, scale)
+        if seconds is not None:
             return seconds
     return None
 
@@ -395,14 +405,8 @@ class JudgeClient:
         time bounded.
         """
         cap = self.settings.backoff_max_seconds
-        for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-            value = headers.get(name)
-            if value is None:
-                continue
-            try:
-                too_long = float(value) * scale > cap
-            except ValueError:
-                continue  # an HTTP date: the SDK computes it; rare enough to leave
-            if too_long:
-                logger.info("API asked to wait %s s (%s); capped at %g s", value, name, cap)
+        for name, scale in _RETRY_AFTER_HEADERS:
+            seconds = _header_seconds(headers, name, scale)
+            if seconds is not None and seconds > cap:
+                logger.info("API asked to wait %g s (%s); capped at %g s", seconds, name, cap)
                 headers[name] = f"{cap / scale:g}"
