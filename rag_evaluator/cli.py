@@ -13,7 +13,7 @@ import typer
 
 from rag_evaluator import __version__, console
 from rag_evaluator.commands.convert import convert_command
-from rag_evaluator.commands.evaluate import evaluate_command
+from rag_evaluator.commands.evaluate import EVALUATE_HELP, evaluate_command
 from rag_evaluator.errors import RagEvalError
 from rag_evaluator.pipeline.evaluate import EvaluationInterrupted
 
@@ -31,6 +31,10 @@ app = typer.Typer(
     add_completion=False,
     # Locals can hold the API key; never print them.
     pretty_exceptions_show_locals=False,
+    # Plain click help and usage errors: "Error: ..." lines like the tool's own, no boxes,
+    # no "<bool>" type column.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -72,7 +76,7 @@ def root(
 
 
 app.command("convert")(reports_errors(convert_command))
-app.command("evaluate")(reports_errors(evaluate_command))
+app.command("evaluate", help=EVALUATE_HELP)(reports_errors(evaluate_command))
 
 
 def _interrupt_on_terminate(signal_number: int, frame: FrameType | None) -> None:

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 # Messages, progress and prompts go to stderr so stdout stays clean for tables
@@ -86,3 +96,74 @@ def table(
     for row in rows:
         rendered.add_row(*(escape(str(cell)) for cell in row))
     (stdout_console if to_stdout else stderr_console).print(rendered)
+
+
+def stdin_is_terminal() -> bool:
+    """Whether a person can answer prompts (standard input is a terminal)."""
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class RunProgress:
+    """What a run shows while it works: a progress bar on a terminal, plain lines otherwise.
+
+    On a terminal: done/total, elapsed, time left, calls and spend so far and the running
+    rates of the binary judge metrics, redrawn in place; warnings print above it. Without a
+    terminal (a log file, CI): one ``Evaluating question 15/50...`` line per question.
+    """
+
+    def __init__(self) -> None:
+        self._live = stderr_console.is_terminal
+        self._progress: Progress | None = None
+        self._questions: TaskID | None = None
+        self._work: dict[str, TaskID] = {}
+
+    def _ensure_started(self) -> Progress:
+        if self._progress is None:
+            self._progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[details]}"),
+                console=stderr_console,
+            )
+            self._progress.start()
+        return self._progress
+
+    def question_started(self, position: int, total: int, question_number: int) -> None:
+        if not self._live:
+            progress(f"Evaluating question {position}/{total} (question {question_number})...")
+            return
+        bar = self._ensure_started()
+        if self._questions is None:
+            self._questions = bar.add_task("Evaluating", total=total, details="")
+
+    def question_finished(self, finished: int, total: int, details: str) -> None:
+        if not self._live:
+            return
+        bar = self._ensure_started()
+        if self._questions is None:
+            self._questions = bar.add_task("Evaluating", total=total, details="")
+        bar.update(self._questions, completed=finished, total=total, details=details)
+
+    def work(self, label: str, done: int, total: int) -> None:
+        """Progress of a long offline step (embedding, BERTScore)."""
+        if not self._live:
+            return
+        bar = self._ensure_started()
+        task = self._work.get(label)
+        if task is None:
+            task = self._work[label] = bar.add_task(label, total=total, details="")
+        bar.update(task, completed=done, total=total)
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+            self._questions = None
+            self._work = {}

@@ -17,7 +17,11 @@ already says how to fix it. Only ``cli.py`` turns them into text and an exit cod
     │   └── JudgeFatalError       stop the run: bad key, no access, unknown model, billing (exit 2)
     │       └── JudgeUnavailableError  transient failures outlasted every retry, several
     │                                  questions in a row: the API looks down (exit 2)
+    ├── BudgetExhaustedError      the next call would pass --max-cost: stop cleanly (exit 2)
     └── MissingExtraError         an optional dependency group is not installed (exit 2)
+
+    RunStoppedError               internal: tells waiting workers that the run is stopping
+                                  (Ctrl-C, a fatal error, the budget); never shown to users
 """
 
 from __future__ import annotations
@@ -125,6 +129,14 @@ class JudgeUnavailableError(JudgeFatalError):
     def __init__(self, message: str, questions_in_a_row: int) -> None:
         super().__init__(message)
         self.questions_in_a_row = questions_in_a_row
+
+
+class BudgetExhaustedError(RagEvalError):
+    """The next call could take the run's spending past ``--max-cost``."""
+
+
+class RunStoppedError(Exception):
+    """Internal signal to the judge's workers that the run is stopping; not a user error."""
 
 
 class MissingExtraError(RagEvalError):

@@ -12,6 +12,7 @@ from rag_evaluator.errors import ConfigError
 
 API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 CHECKPOINT_DIR_VARIABLE = "RAG_EVAL_CHECKPOINT_DIR"
+CACHE_DIR_VARIABLE = "RAG_EVAL_CACHE_DIR"
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,7 @@ class Settings:
 
     api_key: str | None
     checkpoint_dir: Path | None
+    cache_dir: Path | None = None
 
 
 def load_settings(working_directory: Path | None = None) -> Settings:
@@ -40,9 +42,11 @@ def load_settings(working_directory: Path | None = None) -> Settings:
                 os.environ[name] = value
     api_key = os.environ.get(API_KEY_VARIABLE, "").strip() or None
     checkpoint_dir = os.environ.get(CHECKPOINT_DIR_VARIABLE, "").strip()
+    cache_dir = os.environ.get(CACHE_DIR_VARIABLE, "").strip()
     return Settings(
         api_key=api_key,
         checkpoint_dir=Path(checkpoint_dir).expanduser() if checkpoint_dir else None,
+        cache_dir=Path(cache_dir).expanduser() if cache_dir else None,
     )
 
 

@@ -19,7 +19,9 @@ _CONFIGURED_LOGGERS = ("rag_evaluator", "anthropic", "httpx", "httpx2")
 
 
 @pytest.fixture(autouse=True)
-def isolated_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def isolated_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
     """Keep every test away from the real API, the developer's credentials and other tests.
 
     ``load_settings`` copies ``.env`` values into ``os.environ`` and ``configure_logging``
@@ -34,6 +36,8 @@ def isolated_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", _UNREACHABLE_BASE_URL)
+    # Each test gets its own response cache: one test's verdicts never answer another's calls.
+    monkeypatch.setenv("RAG_EVAL_CACHE_DIR", str(tmp_path_factory.mktemp("response-cache")))
     yield
     os.environ.clear()
     os.environ.update(saved_environment)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pexpect
 import pytest
 from typer.testing import CliRunner, Result
 
@@ -180,3 +182,54 @@ def wait_until(
             return
         time.sleep(interval)
     raise AssertionError("timed out waiting for the condition")
+
+
+@dataclass(frozen=True)
+class TerminalRun:
+    """A finished ``rag-eval`` process run in a pseudo-terminal: its exit code and screen."""
+
+    exit_code: int
+    output: str  # everything shown on the terminal (stdout and stderr), escape codes removed
+
+    @property
+    def text(self) -> str:
+        """The output with line wraps and runs of spaces collapsed, for phrase checks."""
+        return " ".join(self.output.split())
+
+
+_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
+
+
+def run_in_terminal(
+    arguments: Sequence[str],
+    cwd: Path,
+    answers: Sequence[tuple[str, str]] = (),
+    timeout: float = 60.0,
+) -> TerminalRun:
+    """``rag-eval <arguments>`` in a pseudo-terminal, answering each prompt as a person would.
+
+    ``answers`` are (prompt text to wait for, line to type) in order; the environment (fake
+    API, checkpoint folder) is inherited.
+    """
+    screen = io.StringIO()
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "rag_evaluator", *arguments],
+        cwd=str(cwd),
+        env=dict(os.environ),
+        encoding="utf-8",
+        timeout=timeout,
+        dimensions=(50, 200),
+    )
+    child.logfile_read = screen
+    try:
+        for prompt, answer in answers:
+            child.expect_exact(prompt)
+            child.sendline(answer)
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    exit_code = (
+        child.exitstatus if child.exitstatus is not None else 128 + (child.signalstatus or 0)
+    )
+    return TerminalRun(exit_code, _ESCAPE.sub("", screen.getvalue()))

@@ -13,6 +13,7 @@ from evaluate_support import (
     only_results,
     prepare_workspace,
     run_cli,
+    run_in_terminal,
     write_inputs,
 )
 from fakes.anthropic_server import FakeAnthropicServer
@@ -265,6 +266,10 @@ def test_an_unusable_checkpoint_folder_says_so(
 def test_declining_creates_no_output_folder(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer
 ) -> None:
-    result = run_cli(["evaluate", "--model", "haiku", "--output-dir", "runs/new"], "n\n")
+    result = run_in_terminal(
+        ["evaluate", "--model", "haiku", "--output-dir", "runs/new"],
+        workspace.directory,
+        [("Proceed? [Y/n]", "n")],
+    )
     assert result.exit_code == 0, result.output
     assert not (workspace.directory / "runs").exists()

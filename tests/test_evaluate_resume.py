@@ -16,6 +16,7 @@ from evaluate_support import (
     only_results,
     prepare_workspace,
     run_cli,
+    run_in_terminal,
     start_cli_process,
     wait_until,
     write_inputs,
@@ -28,7 +29,8 @@ POSIX_SIGNALS = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signal
 SEED = 5
 ORDER = shuffled_order(SAMPLE, SEED)
 CLEAN_VERDICT = verdict(1, 1, 1)
-RUN = ["evaluate", "--model", "haiku", "--seed", str(SEED), "--delay", "0"]
+# Without the response cache: these tests are about what the checkpoint alone keeps.
+RUN = ["evaluate", "--model", "haiku", "--seed", str(SEED), "--delay", "0", "--no-cache"]
 
 
 @pytest.fixture
@@ -44,8 +46,9 @@ def asked_numbers(server: FakeAnthropicServer, start: int = 0) -> list[int]:
 
 
 def checkpointed_numbers(checkpoint: Path) -> list[int]:
-    lines = checkpoint.read_text(encoding="utf-8").splitlines()[1:]
-    return [json.loads(line)["question_number"] for line in lines]
+    """The finished questions of a checkpoint, in the order they were saved."""
+    lines = [json.loads(line) for line in checkpoint.read_text(encoding="utf-8").splitlines()[1:]]
+    return [line["question_number"] for line in lines if line["type"] == "question"]
 
 
 def stop_at_third_question(workspace: Workspace, server: FakeAnthropicServer) -> Path:
@@ -78,13 +81,46 @@ def test_a_fatal_error_stops_at_once_and_keeps_the_checkpoint(
     assert stat.S_IMODE(checkpoint.parent.stat().st_mode) == 0o700
 
 
-def test_an_unknown_model_stops_at_the_first_call(
-    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+@pytest.mark.parametrize(
+    ("model", "key", "expected"),
+    [
+        ("claude-haiku-9-9", None, "does not know model claude-haiku-9-9"),
+        ("haiku", "sk-ant-wrong-key-000000", "rejected the API key"),
+    ],
+)
+def test_a_bad_key_or_unknown_model_stops_before_the_cost_prompt_and_any_call(
+    workspace: Workspace,
+    fake_anthropic: FakeAnthropicServer,
+    monkeypatch: pytest.MonkeyPatch,
+    model: str,
+    key: str | None,
+    expected: str,
 ) -> None:
-    result = run_cli(["evaluate", "--model", "claude-haiku-9-9", "--yes", "--delay", "0"])
+    if key is not None:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    result = run_cli(["evaluate", "--model", model, "--yes", "--delay", "0"])
     assert result.exit_code == 2, result.output
-    assert len(fake_anthropic.requests) == 1
-    assert "does not know model claude-haiku-9-9" in " ".join(result.stderr.split())
+    # Only the free models endpoint was asked, before the plan and its "Proceed?".
+    assert fake_anthropic.requests == []
+    assert [request.path for request in fake_anthropic.all_requests] == [
+        f"/v1/models/{'claude-haiku-5-5' if model == 'haiku' else model}"
+    ]
+    assert expected in " ".join(result.stderr.split())
+    assert "Estimated cost" not in result.stderr
+    assert "Proceed?" not in result.stderr
+    assert workspace.checkpoint_files() == []
+
+
+def test_an_unreachable_api_stops_before_the_cost_prompt(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
+    result = run_cli([*RUN, "--yes"])
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.stderr.split())
+    assert "Could not reach the Anthropic API at http://127.0.0.1:9" in message
+    assert "Check your network" in message
+    assert "Proceed?" not in message
 
 
 def test_resume_continues_with_the_saved_order_and_results(
@@ -94,13 +130,16 @@ def test_resume_continues_with_the_saved_order_and_results(
     before = len(fake_anthropic.requests)
 
     # A different --seed does not change a resumed run's order.
-    result = run_cli(["evaluate", "--model", "haiku", "--seed", "77", "--delay", "0"], "y\ny\n")
+    result = run_in_terminal(
+        ["evaluate", "--model", "haiku", "--seed", "77", "--delay", "0", "--no-cache"],
+        workspace.directory,
+        [("Resume previous run? [Y/n]", "y"), ("Proceed? [Y/n]", "y")],
+    )
 
     assert result.exit_code == 0, result.output
-    assert "Found an unfinished run of these files" in result.stderr
-    assert "2 of 5 questions done" in result.stderr
-    assert "Resume previous run? [Y/n]" in result.stderr
-    assert "--seed 77 is ignored" in result.stderr
+    assert "Found an unfinished run of these files" in result.text
+    assert "2 of 5 questions done" in result.text
+    assert "--seed 77 is ignored" in result.text
     assert asked_numbers(fake_anthropic, before) == ORDER[2:]
     results = only_results(workspace.directory)
     assert [row["Question Number"] for row in results.rows] == ["1", "2", "3", "4", "5"]
@@ -112,12 +151,21 @@ def test_resume_continues_with_the_saved_order_and_results(
 def test_declining_to_resume_starts_over(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer
 ) -> None:
-    stop_at_third_question(workspace, fake_anthropic)
+    checkpoint = stop_at_third_question(workspace, fake_anthropic)
+    old_content = checkpoint.read_bytes()
     before = len(fake_anthropic.requests)
-    result = run_cli(RUN, "n\ny\n")
+    result = run_in_terminal(
+        RUN,
+        workspace.directory,
+        [("Resume previous run? [Y/n]", "n"), ("Proceed? [Y/n]", "y")],
+    )
     assert result.exit_code == 0, result.output
     assert asked_numbers(fake_anthropic, before) == ORDER
-    assert workspace.checkpoint_files() == []
+    # The declined run's paid-for verdicts are kept aside, never deleted silently.
+    [kept] = workspace.checkpoints.glob("run-*.*.jsonl")
+    assert kept.read_bytes() == old_content
+    assert f"kept as {kept}" in result.text
+    assert workspace.checkpoint_files() == [kept]  # the new run finished and removed its own
 
 
 def test_declining_to_proceed_keeps_the_checkpoint_untouched(
@@ -126,8 +174,13 @@ def test_declining_to_proceed_keeps_the_checkpoint_untouched(
     checkpoint = stop_at_third_question(workspace, fake_anthropic)
     content = checkpoint.read_bytes()
     before = len(fake_anthropic.requests)
-    result = run_cli(RUN, "n\nn\n")
+    result = run_in_terminal(
+        RUN,
+        workspace.directory,
+        [("Resume previous run? [Y/n]", "n"), ("Proceed? [Y/n]", "n")],
+    )
     assert result.exit_code == 0, result.output
+    assert "Nothing was evaluated." in result.text
     assert len(fake_anthropic.requests) == before
     assert checkpoint.read_bytes() == content
     assert workspace.results() == []
@@ -141,7 +194,7 @@ def test_a_torn_last_line_is_ignored(
         handle.write(b'{"type":"question","question_number":' + str(ORDER[2]).encode())
     before = len(fake_anthropic.requests)
 
-    result = run_cli(RUN, "y\ny\n")
+    result = run_cli([*RUN, "--yes"])
 
     assert result.exit_code == 0, result.output
     assert "cut short" in result.stderr
@@ -183,17 +236,18 @@ def test_a_checkpoint_with_another_fingerprint_is_refused_with_the_reason(
     before = len(fake_anthropic.requests)
     content = checkpoint.read_bytes()
 
-    refused = run_cli(arguments, "\n")
+    refused = run_in_terminal(
+        arguments, workspace.directory, [("Discard it and start a new run? [y/N]", "")]
+    )
 
     assert refused.exit_code == 2, refused.output
-    message = " ".join(refused.stderr.split())
+    message = refused.text
     assert reason in message
-    assert "Discard it and start a new run? [y/N]" in message
     assert "Resume previous run?" not in message
     assert len(fake_anthropic.requests) == before
     assert checkpoint.read_bytes() == content
 
-    fresh = run_cli(arguments, "y\ny\n")
+    fresh = run_cli([*arguments, "--yes"])
     assert fresh.exit_code == 0, fresh.output
     assert sorted(asked_numbers(fake_anthropic, before)) == [1, 2, 3, 4, 5]
 
@@ -217,11 +271,11 @@ def test_kill_9_then_resume_loses_nothing_and_duplicates_nothing(
 
     fake_anthropic.response_delay_seconds = 0
     before = len(fake_anthropic.requests)
-    rerun = start_cli_process(RUN, workspace.directory)
-    stdout, stderr = rerun.communicate("y\ny\n", timeout=60)
+    rerun = start_cli_process([*RUN, "--yes"], workspace.directory)
+    stdout, stderr = rerun.communicate(timeout=60)
 
     assert rerun.returncode == 0, stderr
-    assert "Resume previous run? [Y/n]" in stderr
+    assert "Resume previous run? [Y/n] y (--yes)" in stderr
     asked_again = asked_numbers(fake_anthropic, before)
     assert asked_again == [number for number in ORDER if number not in done_before]
     results = only_results(workspace.directory)
@@ -273,7 +327,7 @@ def test_the_api_key_is_never_written_anywhere(
         (workspace.directory / "rag_eval.log").read_text(encoding="utf-8"),
     ]
     fake_anthropic.script(SAMPLE[ORDER[2]][0], CLEAN_VERDICT)
-    resumed = run_cli(RUN, "y\ny\n")
+    resumed = run_cli([*RUN, "--yes"])
     assert resumed.exit_code == 0, resumed.output
     outputs += [
         resumed.stdout,
@@ -281,7 +335,7 @@ def test_the_api_key_is_never_written_anywhere(
         (workspace.directory / "rag_eval.log").read_text(encoding="utf-8"),
         only_results(workspace.directory).path.read_text(encoding="utf-8"),
     ]
-    assert "judge request" in outputs[-2]  # the log does hold the requests' metadata
+    assert "HTTP POST" in outputs[-2]  # the log does hold the requests' metadata
     for output in outputs:
         assert key not in output
         assert key[-12:] not in output
@@ -337,7 +391,7 @@ def test_a_crash_after_the_last_question_resumes_without_any_call(
     output_dir.unlink()
     fake_anthropic.on_request = None
     before = len(fake_anthropic.requests)
-    rerun = run_cli(RUN, "y\n")
+    rerun = run_cli([*RUN, "--yes"])
 
     assert rerun.exit_code == 0, rerun.output
     assert "5 of 5 questions done" in rerun.stderr
@@ -363,8 +417,8 @@ def test_kill_9_during_the_first_call_leaves_nothing_to_resume(
 
     fake_anthropic.response_delay_seconds = 0
     before = len(fake_anthropic.requests)
-    rerun = start_cli_process(RUN, workspace.directory)
-    _, stderr = rerun.communicate("y\n", timeout=60)
+    rerun = start_cli_process([*RUN, "--yes"], workspace.directory)
+    _, stderr = rerun.communicate(timeout=60)
 
     assert rerun.returncode == 0, stderr
     assert "Resume previous run?" not in stderr
@@ -394,7 +448,7 @@ def test_a_second_run_over_the_same_files_waits_its_turn(
     assert len(only_results(workspace.directory).rows) == 5
     assert asked_numbers(fake_anthropic) == ORDER
 
-    # Once the first run is over, the files are free again.
+    # Once the first run is over, the files are free again (the lock file stays, unheld).
     again = run_cli([*RUN, "--yes"])
     assert again.exit_code == 0, again.output
-    assert not list(workspace.checkpoints.glob("*.lock"))
+    assert len(list(workspace.checkpoints.glob("*.lock"))) == 1

@@ -13,6 +13,7 @@ from evaluate_support import (
     only_results,
     prepare_workspace,
     run_cli,
+    run_in_terminal,
     write_csv,
     write_inputs,
 )
@@ -40,20 +41,21 @@ def test_a_full_run_with_haiku(workspace: Workspace, fake_anthropic: FakeAnthrop
     fake_anthropic.script(SAMPLE[4][0], verdict(1, 0, 1, summary="Misses the finance step."))
     write_inputs(workspace.directory)
 
-    result = run_cli(["evaluate", "--model", "haiku", "--seed", "11", *FAST], "y\n")
+    result = run_cli(["evaluate", "--model", "haiku", "--seed", "11", "--yes", *FAST])
 
     assert result.exit_code == 0, result.output
-    assert "Proceed? [Y/n]" in result.stderr
+    assert "Proceed? [Y/n] y (--yes)" in result.stderr
     assert "Estimated cost: $" in result.stderr
-    for position in range(1, 6):
-        assert f"Evaluating question {position}/5..." in result.stderr
+    for position, number in enumerate(shuffled_order([1, 2, 3, 4, 5], 11), start=1):
+        assert f"Evaluating question {position}/5 (question {number})..." in result.stderr
     assert {request.body["model"] for request in fake_anthropic.requests} == {"claude-haiku-5-5"}
     assert question_order(fake_anthropic) == shuffled_order([1, 2, 3, 4, 5], 11)
 
     results = only_results(workspace.directory)
     assert re.fullmatch(r"precision_scores_\d{8}_\d{6}\.csv", results.path.name)
-    assert results.summary_lines[:4] == [
+    assert results.summary_lines[:5] == [
         "#SUMMARY: Total Questions: 5",
+        "#SUMMARY: Coverage: 5/5 questions answered",
         "#SUMMARY: Precision: 4/5 (80%)",
         "#SUMMARY: Recall: 3/5 (60%)",
         "#SUMMARY: Accuracy: 5/5 (100%)",
@@ -66,7 +68,7 @@ def test_a_full_run_with_haiku(workspace: Workspace, fake_anthropic: FakeAnthrop
     assert results.summary["Judge Calls"] == "5"
     # The fake reports characters / 4 as tokens: the summary sums what the API reported.
     tokens_in = sum(
-        (len(request.body["system"]) + len(request.user_message or "")) // 4
+        len(request.body["system"]) // 4 + len(request.user_message or "") // 4
         for request in fake_anthropic.requests
     )
     tokens_out = sum(
@@ -85,7 +87,7 @@ def test_a_full_run_with_haiku(workspace: Workspace, fake_anthropic: FakeAnthrop
     cost = (tokens_in * 0.10 + tokens_out * 0.50) / 1_000_000
     assert results.summary["Cost"] == f"${cost:.4f}"
     estimate = re.search(
-        r"Estimated cost: \$(\d+\.\d{4}) to \$(\d+\.\d{4}) \(5 to 11 calls\)", result.stderr
+        r"Estimated cost: \$(\d+\.\d{4}) to \$(\d+\.\d{4}) \(5 to 9 calls\)", result.stderr
     )
     assert estimate is not None, result.stderr
     assert float(estimate[1]) < float(estimate[2])
@@ -139,10 +141,11 @@ def test_declining_makes_no_call_and_writes_nothing(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer
 ) -> None:
     write_inputs(workspace.directory)
-    result = run_cli(["evaluate", "--model", "haiku", *FAST], "n\n")
+    result = run_in_terminal(
+        ["evaluate", "--model", "haiku", *FAST], workspace.directory, [("Proceed? [Y/n]", "n")]
+    )
     assert result.exit_code == 0, result.output
-    assert "Proceed? [Y/n]" in result.stderr
-    assert "Nothing was evaluated" in result.stderr
+    assert "Nothing was evaluated" in result.text
     assert fake_anthropic.requests == []
     assert workspace.results() == []
     assert workspace.checkpoint_files() == []
@@ -210,7 +213,9 @@ def test_the_same_seed_gives_the_same_order_and_a_drawn_seed_is_recorded(
         if seed_arguments == ["--seed"]:
             seed_arguments = ["--seed", seeds[0]]
         before = len(fake_anthropic.requests)
-        result = run_cli(["evaluate", "--model", "haiku", "--yes", *seed_arguments, *FAST])
+        result = run_cli(
+            ["evaluate", "--model", "haiku", "--yes", "--no-cache", *seed_arguments, *FAST]
+        )
         assert result.exit_code == 0, result.output
         orders.append(question_order(fake_anthropic)[before:])
         seeds.append(only_results(workspace.directory).summary["Seed"])
@@ -491,11 +496,13 @@ def test_both_ends_of_the_estimate_use_the_same_precision(
     sample = {number: (q, truth, answer * 400) for number, (q, truth, answer) in SAMPLE.items()}
     write_inputs(workspace.directory, sample)
 
-    result = run_cli(["evaluate", "--model", "sonnet", *FAST], "n\n")
+    result = run_in_terminal(
+        ["evaluate", "--model", "sonnet", *FAST], workspace.directory, [("Proceed? [Y/n]", "n")]
+    )
 
     assert result.exit_code == 0, result.output
-    estimate = re.search(r"Estimated cost: \$(\S+) to \$(\S+) \(", result.stderr)
-    assert estimate is not None, result.stderr
+    estimate = re.search(r"Estimated cost: \$(\S+) to \$(\S+) \(", result.text)
+    assert estimate is not None, result.output
     low, high = estimate[1], estimate[2]
     assert float(low) < 0.1 < float(high)
     assert len(low.split(".")[1]) == len(high.split(".")[1]) == 4

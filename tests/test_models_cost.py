@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from rag_evaluator.core.cost import actual_cost, estimate_cost
+from rag_evaluator.core.cost import actual_cost, caches_system_prompt, estimate_cost
 from rag_evaluator.core.models import ModelInfo, model_aliases, resolve_model
-from rag_evaluator.core.records import TokenUsage
+from rag_evaluator.core.records import EvaluationItem, TokenUsage
+from rag_evaluator.core.requests import ModelRequest, too_long_reason
+from rag_evaluator.core.tasks.base import CallEstimate
+from rag_evaluator.core.tasks.judge import JudgeFamily
 from rag_evaluator.errors import UsageError
 
-SONNET = ModelInfo("sonnet", "claude-sonnet-5-5", 2.0, 10.0)
-HAIKU = ModelInfo("haiku", "claude-haiku-5-5", 0.10, 0.50)
-OPUS = ModelInfo("opus", "claude-opus-5-5", 4.0, 20.0)
+SONNET = ModelInfo("sonnet", "claude-sonnet-5-5", 2.0, 10.0, cache_minimum_tokens=1024)
+HAIKU = ModelInfo("haiku", "claude-haiku-5-5", 0.10, 0.50, cache_minimum_tokens=4096)
+OPUS = ModelInfo("opus", "claude-opus-5-5", 4.0, 20.0, cache_minimum_tokens=512)
 
 
 @pytest.mark.parametrize(
@@ -30,7 +33,7 @@ def test_aliases_and_current_ids_resolve(name: str, expected: ModelInfo) -> None
 
 def test_another_full_id_keeps_its_id_and_borrows_its_family_prices() -> None:
     assert resolve_model("claude-sonnet-4-5-20250929") == ModelInfo(
-        "sonnet", "claude-sonnet-4-5-20250929", 2.0, 10.0
+        "sonnet", "claude-sonnet-4-5-20250929", 2.0, 10.0, cache_minimum_tokens=1024
     )
 
 
@@ -75,11 +78,23 @@ def test_actual_cost_of_nothing_is_zero() -> None:
 
 # -- estimate -----------------------------------------------------------------------------------
 
+ITEM = EvaluationItem(1, "q", "gt", "a")
+
+
+def judge_estimates(
+    system_prompt: str, message_lengths: list[int], hedge_phrases: tuple[str, ...] = ("unclear",)
+) -> dict[str, list[CallEstimate]]:
+    """The judge's per-question estimates for user messages of the given lengths."""
+    family = JudgeFamily(system_prompt, hedge_phrases)
+    estimates = []
+    for length in message_lengths:
+        request = ModelRequest(system_prompt, "m" * length, {}, 2000, "judge")
+        estimates.append(family.estimate(ITEM, (request,)))
+    return {"judge": estimates}
+
 
 def test_estimate_worked_by_hand() -> None:
-    system_prompt = "s" * 1000
-    messages = ["m" * 200] * 4
-    estimate = estimate_cost(messages, system_prompt, HAIKU)
+    estimate = estimate_cost(judge_estimates("s" * 1000, [200] * 4), HAIKU)
 
     # Low: 1 call per question, (1000 + 200) / 4 + 300 overhead = 600 input tokens each,
     # 150 output tokens each.
@@ -89,8 +104,8 @@ def test_estimate_worked_by_hand() -> None:
     assert estimate.output_tokens_low == 600
     # 2400 x 0.10 / 1M + 600 x 0.50 / 1M
     assert estimate.low_usd == pytest.approx(0.00054)
-    # High: 1200 / 3 + 300 = 700 input tokens a call; one question in four (rounded up)
-    # hedges and gets 3 more calls: 4 + 3 = 7 calls, 500 output tokens each.
+    # High: 1200 / 3 + 300 = 700 input tokens a call; a quarter of the questions hedge and
+    # get 3 more calls each: 1.75 calls a question, 7 in all, 500 output tokens each.
     assert estimate.expected_calls_high == 7
     assert estimate.input_tokens_high == 4900
     assert estimate.output_tokens_high == 3500
@@ -99,28 +114,57 @@ def test_estimate_worked_by_hand() -> None:
 
 
 def test_batch_estimate_is_half_price() -> None:
-    messages = ["m" * 200] * 4
-    full = estimate_cost(messages, "s" * 1000, SONNET)
-    half = estimate_cost(messages, "s" * 1000, SONNET, batch=True)
+    estimates = judge_estimates("s" * 1000, [200] * 4)
+    full = estimate_cost(estimates, SONNET)
+    half = estimate_cost(estimates, SONNET, batch=True)
     # Sonnet, low: 2400 x 2 / 1M + 600 x 10 / 1M = 0.0048 + 0.006
     assert full.low_usd == pytest.approx(0.0108)
     assert half.low_usd == pytest.approx(0.0054)
     assert half.high_usd == pytest.approx(full.high_usd / 2)
 
 
+def test_prompt_caching_prices_one_write_and_then_reads() -> None:
+    # 8000 characters: 2000 tokens at the low count, past Sonnet's 1024-token minimum.
+    estimates = judge_estimates("s" * 8000, [200] * 4)
+    assert caches_system_prompt("s" * 8000, SONNET)
+    assert not caches_system_prompt("s" * 4000, SONNET)  # 1000 tokens: under the minimum
+    cached = estimate_cost(estimates, SONNET, prompt_caching={"judge": True})
+    # Low: 4 x ((8000 + 200) / 4 + 300) = 9400 input tokens, of which 4 x 2000 system:
+    # 1400 plain + 2000 written x 1.25 + 3 x 2000 read x 0.1 = 4500 priced tokens.
+    assert cached.low_usd == pytest.approx((4500 * 2 + 600 * 10) / 1_000_000)
+    assert cached.prompt_caching
+    plain = estimate_cost(estimates, SONNET)
+    assert cached.low_usd < plain.low_usd
+    # In a batch, caching is best effort: the high end assumes no cache reads.
+    batched = estimate_cost(estimates, SONNET, prompt_caching={"judge": True}, batch=True)
+    assert batched.high_usd == pytest.approx(plain.high_usd / 2)
+
+
 def test_consensus_share_rounds_up() -> None:
-    # 5 questions: a quarter is 1.25, so 2 hedge -> 5 + 6 calls.
-    assert estimate_cost(["x"] * 5, "p", OPUS).expected_calls_high == 11
+    # 5 questions: 5 x 1.75 = 8.75 calls at the high end, shown as 9.
+    assert estimate_cost(judge_estimates("p", [1] * 5), OPUS).expected_calls_high == 9
+
+
+def test_without_hedge_phrases_no_consensus_calls_are_expected() -> None:
+    estimate = estimate_cost(judge_estimates("p", [1] * 5, hedge_phrases=()), OPUS)
+    assert estimate.expected_calls_high == 5
 
 
 def test_an_empty_run_costs_nothing() -> None:
-    estimate = estimate_cost([], "prompt", SONNET)
+    estimate = estimate_cost({}, SONNET)
     assert (estimate.low_usd, estimate.high_usd, estimate.expected_calls_high) == (0.0, 0.0, 0)
 
 
 def test_longer_texts_cost_more_and_low_never_exceeds_high() -> None:
-    short = estimate_cost(["a" * 100] * 10, "p" * 500, SONNET)
-    long = estimate_cost(["a" * 10_000] * 10, "p" * 500, SONNET)
+    short = estimate_cost(judge_estimates("p" * 500, [100] * 10), SONNET)
+    long = estimate_cost(judge_estimates("p" * 500, [10_000] * 10), SONNET)
     assert long.low_usd > short.low_usd
     for estimate in (short, long):
         assert estimate.low_usd <= estimate.high_usd
+
+
+def test_a_request_too_long_for_the_window_is_recognised() -> None:
+    request = ModelRequest("s", "m" * 4_000_000, {}, 2000, "judge")
+    reason = too_long_reason(request, 1_000_000)
+    assert reason is not None and "too long for the model" in reason
+    assert too_long_reason(ModelRequest("s", "m" * 1000, {}, 2000, "judge"), 1_000_000) is None

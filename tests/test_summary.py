@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from datetime import datetime
 from pathlib import Path
 
@@ -11,31 +12,38 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag_evaluator.core.question_results import QuestionResult, ResultRow, Scores, Vote
+from rag_evaluator.core.judge_results import JudgeResult, Scores, Vote
 from rag_evaluator.core.records import EvaluationItem, TokenUsage
+from rag_evaluator.core.result_rows import ResultRow
 from rag_evaluator.core.summary import RunFacts, build_summary, format_fraction
+from rag_evaluator.core.tasks.base import QuestionRecord
+from rag_evaluator.core.tasks.judge import JudgeFamily
 from rag_evaluator.storage.results import results_file_path, write_results
 from rag_evaluator.storage.tables import write_csv_atomic
+
+JUDGE = JudgeFamily("prompt", ("borderline",))
+FAMILIES = [JUDGE]
 
 
 def _item(number: int) -> EvaluationItem:
     return EvaluationItem(number, f"Question {number}?", f"Truth {number}", f"Answer {number}")
 
 
+def _row(number: int, result: JudgeResult | None, metrics: dict | None = None) -> ResultRow:
+    record = None if result is None else QuestionRecord(number, {"judge": result})
+    return ResultRow(_item(number), record, metrics or {})
+
+
 def _rows() -> list[ResultRow]:
     return [
-        ResultRow(_item(3), QuestionResult(3, Scores(1, 0, 1), "partly", calls=1)),
-        ResultRow(_item(1), QuestionResult(1, Scores(1, 1, 1), "fine", calls=1)),
-        ResultRow(
-            _item(2),
-            QuestionResult(2, None, error="refused (gave up after 3 calls)", calls=3),
-        ),
-        ResultRow(
-            _item(4),
-            QuestionResult(
-                4,
-                Scores(0, 0, 1),
-                "mostly wrong",
+        _row(3, JudgeResult(scores=Scores(1, 0, 1), summary="partly", calls=1)),
+        _row(1, JudgeResult(scores=Scores(1, 1, 1), summary="fine", calls=1)),
+        _row(2, JudgeResult(error="refused (gave up after 3 calls)", failure="question", calls=3)),
+        _row(
+            4,
+            JudgeResult(
+                scores=Scores(0, 0, 1),
+                summary="mostly wrong",
                 consensus=True,
                 initial_scores=Scores(1, 1, 1),
                 votes=(Vote(Scores(0, 0, 1)), Vote(Scores(0, 0, 1)), Vote(None, "overloaded")),
@@ -53,16 +61,20 @@ def _facts(**overrides: object) -> RunFacts:
         "seed": 42,
         "prompt_origin": "built-in default",
         "usage": TokenUsage(1200, 300),
+        "calls": 9,
         "cost_usd": 0.000270,
+        "coverage": (4, 5),
+        "estimate": "$0.0002 to $0.0009",
     }
     values.update(overrides)
     return RunFacts(**values)  # type: ignore[arg-type]
 
 
 def test_fractions_count_scored_questions_only() -> None:
-    lines = [line.text() for line in build_summary(_rows(), _facts())]
+    lines = [line.text() for line in build_summary(_rows(), _facts(), FAMILIES)]
     assert lines == [
         "#SUMMARY: Total Questions: 4",
+        "#SUMMARY: Coverage: 4/5 questions answered",
         "#SUMMARY: Precision: 2/3 (67%)",
         "#SUMMARY: Recall: 1/3 (33%)",
         "#SUMMARY: Accuracy: 3/3 (100%)",
@@ -73,15 +85,25 @@ def test_fractions_count_scored_questions_only() -> None:
         "#SUMMARY: Seed: 42",
         "#SUMMARY: Prompt: built-in default",
         "#SUMMARY: Judge Calls: 9",
+        "#SUMMARY: Cached Questions: 0",
         "#SUMMARY: Tokens In: 1200",
         "#SUMMARY: Tokens Out: 300",
+        "#SUMMARY: Estimated Cost: $0.0002 to $0.0009",
         "#SUMMARY: Cost: $0.0003",
     ]
 
 
+def test_cache_tokens_and_the_batch_discount_are_reported() -> None:
+    facts = _facts(usage=TokenUsage(1200, 300, 2048, 6144), batch=True, cached_questions=2)
+    lines = [line.text() for line in build_summary(_rows(), facts, FAMILIES)]
+    assert "#SUMMARY: Cache Tokens: written 2048, read 6144" in lines
+    assert "#SUMMARY: Batch: yes (Message Batches API, 50% of the price)" in lines
+    assert "#SUMMARY: Cached Questions: 2" in lines
+
+
 def test_nothing_scored_is_not_a_division_by_zero() -> None:
-    rows = [ResultRow(_item(1), QuestionResult(1, None, error="refused"))]
-    lines = [line.text() for line in build_summary(rows, _facts())]
+    rows = [_row(1, JudgeResult(error="refused", failure="question"))]
+    lines = [line.text() for line in build_summary(rows, _facts(), FAMILIES)]
     assert "#SUMMARY: Precision: 0/0 (n/a)" in lines
     assert "#SUMMARY: Unscored: 1" in lines
 
@@ -97,9 +119,9 @@ def test_percentages_round_half_up(count: int, total: int) -> None:
 
 def test_offline_metrics_get_a_mean_over_questions_that_have_their_inputs() -> None:
     rows = [
-        ResultRow(_item(1), None, {"exact_match": 1.0, "context_recall": None}),
-        ResultRow(_item(2), None, {"exact_match": 0.0, "context_recall": None}),
-        ResultRow(_item(3), None, {"exact_match": 0.5, "context_recall": None}),
+        _row(1, None, {"exact_match": 1.0, "context_recall": None}),
+        _row(2, None, {"exact_match": 0.0, "context_recall": None}),
+        _row(3, None, {"exact_match": 0.5, "context_recall": None}),
     ]
     facts = RunFacts(judged=False, metric_columns=["exact_match", "context_recall"])
     assert [line.text() for line in build_summary(rows, facts)] == [
@@ -112,15 +134,18 @@ def test_offline_metrics_get_a_mean_over_questions_that_have_their_inputs() -> N
 def test_results_file_has_summary_rows_then_the_table_in_question_order(tmp_path: Path) -> None:
     rows = _rows()
     started = datetime(2026, 3, 4, 5, 6, 7)
-    path = write_results(
-        tmp_path, started, build_summary(rows, _facts()), rows, judged=True, metric_columns=[]
+    summary_lines = build_summary(rows, _facts(), FAMILIES)
+    path, json_path = write_results(
+        tmp_path, started, summary_lines, rows, families=FAMILIES, metric_columns=[]
     )
     assert path == tmp_path / "precision_scores_20260304_050607.csv"
+    assert json_path is None
     text = path.read_text(encoding="utf-8")
     table = list(csv.reader(io.StringIO(text)))
     summary = [row for row in table if row[0].startswith("#SUMMARY:")]
-    assert len(summary) == 14 and table[:14] == summary
-    header, *data = table[14:]
+    count = len(summary_lines)
+    assert len(summary) == count and table[:count] == summary
+    header, *data = table[count:]
     assert header == [
         "Question Number",
         "Question",
@@ -168,8 +193,8 @@ def test_a_results_file_created_by_another_run_at_the_last_moment_is_kept(tmp_pa
     rows = _rows()
     taken = tmp_path / "precision_scores_20260304_050607.csv"
     taken.write_text("the other run's results")
-    summary = build_summary(rows, _facts())
-    path = write_results(tmp_path, started, summary, rows, judged=True, metric_columns=[])
+    summary = build_summary(rows, _facts(), FAMILIES)
+    path, _ = write_results(tmp_path, started, summary, rows, families=FAMILIES, metric_columns=[])
     assert path.name == "precision_scores_20260304_050607_2.csv"
     assert taken.read_text() == "the other run's results"
     assert sorted(p.name for p in tmp_path.iterdir()) == [taken.name, path.name]
@@ -182,3 +207,51 @@ def test_exclusive_writes_never_replace_an_existing_file(tmp_path: Path) -> None
         write_csv_atomic(target, [["second"]], overwrite=False)
     assert target.read_text() == "first"
     assert [p.name for p in tmp_path.iterdir()] == ["results.csv"]
+
+
+def test_json_results_hold_the_summary_and_rows_with_numbers_as_numbers(tmp_path: Path) -> None:
+    rows = _rows()
+    rows[0] = _row(3, JudgeResult(scores=Scores(1, 0, 1), summary="partly"), {"rouge1": 0.5})
+    summary = build_summary(rows, _facts(metric_columns=["rouge1"]), FAMILIES)
+    path, json_path = write_results(
+        tmp_path,
+        datetime(2026, 3, 4, 5, 6, 7),
+        summary,
+        rows,
+        families=FAMILIES,
+        metric_columns=["rouge1"],
+        with_json=True,
+    )
+    assert json_path == path.with_suffix(".json")
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    assert data["summary"]["Precision"] == {
+        "text": "2/3 (67%)",
+        "count": 2,
+        "total": 3,
+        "rate": pytest.approx(2 / 3),
+    }
+    assert data["summary"]["Total Questions"] == 4
+    assert data["summary"]["Cost"] == pytest.approx(0.0003)
+    assert data["summary"]["rouge1"]["mean"] == pytest.approx(0.5)
+    by_number = {row["Question Number"]: row for row in data["rows"]}
+    assert by_number[3]["Precision"] == 1 and by_number[3]["Recall"] == 0
+    assert by_number[3]["rouge1"] == 0.5
+    assert by_number[2]["Precision"] is None
+    assert by_number[2]["Error"] == "refused (gave up after 3 calls)"
+    assert by_number[1]["rouge1"] is None
+    assert data["columns"][:4] == ["Question Number", "Question", "Ground Truth", "RAG Answer"]
+
+
+def test_the_results_csv_reads_with_pandas_skiprows_recipe(tmp_path: Path) -> None:
+    # The README's recipe: skip the #SUMMARY rows, then read the table.
+    rows = _rows()
+    summary = build_summary(rows, _facts(), FAMILIES)
+    path, _ = write_results(
+        tmp_path, datetime(2026, 3, 4, 5, 6, 7), summary, rows, families=FAMILIES, metric_columns=[]
+    )
+    with path.open(encoding="utf-8", newline="") as handle:
+        skip = sum(1 for line in handle if line.startswith("#SUMMARY:"))
+    assert skip == len(summary)
+    with path.open(encoding="utf-8", newline="") as handle:
+        table = list(csv.DictReader(line for index, line in enumerate(handle) if index >= skip))
+    assert [row["Question Number"] for row in table] == ["1", "2", "3", "4"]

@@ -6,8 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag_evaluator.core.question_results import Scores
-from rag_evaluator.core.records import JudgeOutcome, TokenUsage, Verdict
+from rag_evaluator.core.judge_results import Scores
+from rag_evaluator.core.prompts import DEFAULT_SYSTEM_PROMPT
+from rag_evaluator.core.records import TokenUsage, Verdict
+from rag_evaluator.core.requests import CallOutcome, FailureKind
 from rag_evaluator.core.voting import (
     DEFAULT_HEDGE_PHRASES,
     combine_outcomes,
@@ -96,29 +98,42 @@ def test_the_first_verdict_breaks_ties_when_a_vote_failed() -> None:
 
 def _outcome(
     precision: int, recall: int, accuracy: int, reasoning: str = "fine", summary: str = "ok"
-) -> JudgeOutcome:
-    return JudgeOutcome(
-        Verdict(precision, recall, accuracy, reasoning, summary), None, TokenUsage(10, 2), 1
-    )
+) -> CallOutcome:
+    verdict = Verdict(precision, recall, accuracy, reasoning, summary)
+    return CallOutcome(verdict, {}, None, None, TokenUsage(10, 2), 1)
 
 
 def test_consensus_overturns_the_first_verdict_and_keeps_an_agreeing_summary() -> None:
     first = _outcome(1, 1, 1, "borderline", "first")
     votes = [_outcome(0, 0, 1, summary="no"), _outcome(0, 0, 1), _outcome(1, 1, 1)]
-    result = combine_outcomes(7, first, ("borderline",), votes)
+    result = combine_outcomes(first, ("borderline",), votes)
     assert result.scores == Scores(0, 0, 1)
     assert result.consensus
     assert result.initial_scores == Scores(1, 1, 1)
     assert result.summary == "no"
-    assert result.calls == 4
-    assert result.usage == TokenUsage(40, 8)
     assert result.votes_label() == "first 1/1/1; votes 0/0/1, 0/0/1, 1/1/1"
+
+
+def test_a_per_metric_majority_that_no_vote_gave_says_so_instead_of_contradicting_it() -> None:
+    # Votes 1/1/0, 1/0/1, 0/1/1: the majority is 1/1/1, which no single vote gave.
+    first = _outcome(1, 1, 1, "a close call", "Correct and complete.")
+    votes = [
+        _outcome(1, 1, 0, summary="Off topic."),
+        _outcome(1, 0, 1, summary="Incomplete."),
+        _outcome(0, 1, 1, summary="Wrong and incomplete."),
+    ]
+    result = combine_outcomes(first, ("close call",), votes)
+    assert result.scores == Scores(1, 1, 1)
+    assert result.summary == (
+        "No single vote gave 1/1/1; the scores are the per-metric majority of the votes "
+        "(1/1/0, 1/0/1, 0/1/1)."
+    )
 
 
 def test_failed_votes_are_recorded_and_noted() -> None:
     first = _outcome(1, 0, 1, "unclear")
-    failed = JudgeOutcome(None, "API overloaded (529)", TokenUsage(), 5)
-    result = combine_outcomes(3, first, ("unclear",), [failed, _outcome(0, 0, 0), failed])
+    failed = CallOutcome(None, None, "API overloaded (529)", FailureKind.TRANSIENT, TokenUsage(), 5)
+    result = combine_outcomes(first, ("unclear",), [failed, _outcome(0, 0, 0), failed])
     # One usable vote is an odd pool: it decides alone, the first verdict does not vote.
     assert result.scores == Scores(0, 0, 0)
     assert result.votes_label() == "first 1/0/1; votes error, 0/0/0, error"
@@ -127,12 +142,26 @@ def test_failed_votes_are_recorded_and_noted() -> None:
 
 def test_an_unscored_first_call_has_no_scores_and_keeps_the_reason() -> None:
     result = combine_outcomes(
-        4, JudgeOutcome(None, "judge output was not valid JSON after 3 calls", TokenUsage(5, 1), 3)
+        CallOutcome(
+            None,
+            None,
+            "judge output was not valid JSON after 3 calls",
+            FailureKind.QUESTION,
+            TokenUsage(5, 1),
+            3,
+        )
     )
     assert result.scores is None
     assert not result.scored
     assert result.error == "judge output was not valid JSON after 3 calls"
-    assert result.calls == 3
+    assert result.failure == "question"
+
+
+def test_the_default_prompts_own_wording_for_a_close_call_triggers_consensus() -> None:
+    # The built-in prompt asks the judge to say so plainly when a score is a close call.
+    assert "close call" in DEFAULT_SYSTEM_PROMPT
+    reasoning = "Recall is a close call: the answer omits the finance step for large amounts."
+    assert find_hedge_phrases(reasoning, DEFAULT_HEDGE_PHRASES) == ("close call",)
 
 
 @given(st.text(max_size=80))

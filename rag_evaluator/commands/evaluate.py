@@ -8,11 +8,15 @@ from typing import Annotated
 import typer
 
 from rag_evaluator import console
+from rag_evaluator.core.cost import dollar_range
 from rag_evaluator.core.models import DEFAULT_MODEL_ALIAS
+from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.core.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
+from rag_evaluator.errors import UsageError
 from rag_evaluator.logs import configure_logging
 from rag_evaluator.pipeline.evaluate import (
     EvaluateRequest,
+    ProgressUpdate,
     RunPlan,
     run_evaluation,
 )
@@ -21,15 +25,32 @@ from rag_evaluator.pipeline.metrics import MetricOptions
 from rag_evaluator.settings import load_settings
 
 _DEFAULT_METRIC_OPTIONS = MetricOptions()
+_DEFAULT_REQUEST = EvaluateRequest(Path(), Path(), Path(), Path())
 
+EVALUATE_HELP = f"""Score every RAG answer: Claude judges precision, recall and accuracy (the
+judge family), and offline metric families (lexical, overlap, retrieval, semantic) score
+beside it.
 
-def _dollar_range(low: float, high: float) -> str:
-    """``$0.0803 to $0.2900``: cents for real money, more digits for fractions of a cent.
+\b
+Inputs (in the current folder unless given):
+  questions.csv      Question Number, Question
+  ground_truth.csv   Question Number, Ground Truth
+                     [+ Relevant Contexts (JSON list), Required Facts]
+  rag_answers.csv    Question Number, RAG Answer [+ Contexts (JSON list)]
+                     (write it from RAG JSON output with `rag-eval convert`)
 
-    Both ends get the same number of decimals so the range reads as one figure.
-    """
-    decimals = 2 if low >= 0.1 else 4
-    return f"${low:.{decimals}f} to ${high:.{decimals}f}"
+\b
+The judge needs ANTHROPIC_API_KEY, from the environment or a .env file here.
+Before paying it shows the estimated cost and asks "Proceed?" (--yes in
+scripts and CI). Every finished question is checkpointed: after a crash,
+Ctrl-C or kill, run the same command again and answer "Resume previous run?".
+Finished results are also kept in a response cache, so an unchanged answer is
+never paid for twice (--no-cache to call anyway).
+
+\b
+Exit codes: 0 all scored, 1 some questions unscored, 2 usage, input or API
+error (nothing lost: resume), 130 interrupted.
+Default model: {DEFAULT_MODEL_ALIAS}."""
 
 
 class ConsoleInteraction:
@@ -37,15 +58,41 @@ class ConsoleInteraction:
 
     def __init__(self, assume_yes: bool) -> None:
         self.assume_yes = assume_yes
+        self.progress = console.RunProgress()
+
+    def can_confirm(self) -> bool:
+        return self.assume_yes or console.stdin_is_terminal()
 
     def confirm(self, question: str, *, default: bool) -> bool:
+        if not self.can_confirm():
+            raise UsageError(
+                f"There is no terminal to answer {question!r}. Run with --yes (-y) to answer "
+                "yes in scripts and CI"
+            )
         return console.confirm(question, assume_yes=self.assume_yes, default=default)
 
     def info(self, message: str) -> None:
         console.info(message)
 
-    def progress(self, position: int, total: int, question_number: int) -> None:
-        console.progress(f"Evaluating question {position}/{total}...")
+    def question_started(self, position: int, total: int, question_number: int) -> None:
+        self.progress.question_started(position, total, question_number)
+
+    def question_finished(self, update: ProgressUpdate) -> None:
+        rates = " ".join(
+            f"{metric[0].upper()} {ones * 100 // scored}%"
+            for metric, (ones, scored) in update.tallies.items()
+            if scored
+        )
+        details = f"calls {update.calls} · ${update.cost_usd:.4f}" + (
+            f" · {rates}" if rates else ""
+        )
+        self.progress.question_finished(update.finished, update.total, details)
+
+    def work_progress(self, label: str, done: int, total: int) -> None:
+        self.progress.work(label, done, total)
+
+    def finished(self) -> None:
+        self.progress.stop()
 
     def show_plan(self, plan: RunPlan) -> None:
         console.info("Input files:")
@@ -53,6 +100,13 @@ class ConsoleInteraction:
             console.info(f"  {file.label}: {file.path} ({file.question_count} questions)")
         excluded = f" ({plan.excluded_count} left out)" if plan.excluded_count else ""
         console.info(f"Questions to evaluate: {plan.question_count}{excluded}")
+        answered, answerable = plan.coverage
+        console.info(f"Coverage: {answered}/{answerable} questions answered")
+        if plan.limit is not None:
+            console.info(
+                f"Limit: the first {plan.selected_count} of {plan.question_count} questions "
+                "(--limit; run again without it to evaluate the rest)"
+            )
         console.info(f"Metrics: {', '.join(plan.families.names())}")
         if plan.model is None:
             return
@@ -66,17 +120,38 @@ class ConsoleInteraction:
             console.info(
                 f"Resuming: {plan.resumed_count} done, {plan.pending_count} still to evaluate"
             )
+        if plan.cached_count:
+            console.info(f"From the response cache (no call): {plan.cached_count}")
         if plan.no_information_count:
             console.info(
                 f"Scored 1/1/1 without a call (answer and ground truth both say there is no "
                 f"information): {plan.no_information_count}"
             )
+        if plan.missing_answer_count:
+            console.info(
+                f"Scored 0 without a call (no answer, --score-missing): {plan.missing_answer_count}"
+            )
+        if plan.too_long:
+            console.warning(
+                "Too long for the model's context window, left unscored without a call: "
+                f"question {format_numbers(plan.too_long, 10)}"
+            )
         if plan.estimate is not None:
             estimate = plan.estimate
+            how = []
+            if plan.batch:
+                how.append("Message Batches, 50% off")
+            elif plan.concurrency > 1:
+                how.append(f"{plan.concurrency} calls at a time")
+            if estimate.prompt_caching:
+                how.append("prompt caching")
+            extra = f"; {', '.join(how)}" if how else ""
             console.info(
-                f"Estimated cost: {_dollar_range(estimate.low_usd, estimate.high_usd)} "
-                f"({estimate.expected_calls_low} to {estimate.expected_calls_high} calls)"
+                f"Estimated cost: {dollar_range(estimate.low_usd, estimate.high_usd)} "
+                f"({estimate.expected_calls_low} to {estimate.expected_calls_high} calls{extra})"
             )
+            if plan.max_cost is not None:
+                console.info(f"Budget: stops before spending more than ${plan.max_cost:.2f}")
 
 
 def evaluate_command(
@@ -85,10 +160,18 @@ def evaluate_command(
     ] = Path("questions.csv"),
     ground_truth: Annotated[
         Path,
-        typer.Option("--ground-truth", help="CSV with columns Question Number, Ground Truth."),
+        typer.Option(
+            "--ground-truth",
+            help="CSV with columns Question Number, Ground Truth (+ optional Relevant "
+            "Contexts, Required Facts).",
+        ),
     ] = Path("ground_truth.csv"),
     answers: Annotated[
-        Path, typer.Option("--answers", help="CSV with columns Question Number, RAG Answer.")
+        Path,
+        typer.Option(
+            "--answers",
+            help="CSV with columns Question Number, RAG Answer (+ optional Contexts).",
+        ),
     ] = Path("rag_answers.csv"),
     model: Annotated[
         str, typer.Option("--model", help="sonnet, haiku, opus, or a full Claude model id.")
@@ -100,30 +183,103 @@ def evaluate_command(
             help="System prompt file (default: ./evaluation_prompt.txt, else the built-in one).",
         ),
     ] = None,
+    metrics: Annotated[
+        str,
+        typer.Option(
+            "--metrics",
+            help="Comma list of metric families: judge, lexical, overlap, retrieval, "
+            "semantic; or all.",
+        ),
+    ] = JUDGE_FAMILY,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Answer yes to every prompt (scripts, CI).")
+    ] = False,
     seed: Annotated[
         int | None,
         typer.Option("--seed", min=0, help="Seed of the shuffled order (default: a fresh one)."),
     ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            min=1,
+            help="Evaluate only the first N questions of the seeded order (a later run "
+            "without it resumes and does the rest).",
+        ),
+    ] = None,
+    score_missing: Annotated[
+        bool,
+        typer.Option(
+            "--score-missing",
+            help="Score a question that has no answer 0 on every judge metric (no call), "
+            "instead of leaving it out.",
+        ),
+    ] = False,
+    concurrency: Annotated[
+        int,
+        typer.Option("--concurrency", min=1, help="Calls in flight at once."),
+    ] = _DEFAULT_REQUEST.concurrency,
     delay: Annotated[
         float,
-        typer.Option("--delay", min=0.0, help="Seconds between one API call and the next."),
-    ] = 0.5,
+        typer.Option("--delay", min=0.0, help="Minimum seconds between the starts of two calls."),
+    ] = _DEFAULT_REQUEST.delay_seconds,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help="Send the calls as Message Batches: half the price, results within hours.",
+        ),
+    ] = False,
+    batch_poll: Annotated[
+        float,
+        typer.Option("--batch-poll", min=0.01, help="Seconds between checks of a batch."),
+    ] = _DEFAULT_REQUEST.batch_poll_seconds,
+    cache: Annotated[
+        bool,
+        typer.Option(
+            "--cache/--no-cache",
+            help="Reuse results of identical earlier requests from the response cache.",
+        ),
+    ] = True,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            min=0.0,
+            help="Stop (resumable) before the spending would pass this many dollars.",
+        ),
+    ] = None,
+    exact_estimate: Annotated[
+        bool,
+        typer.Option(
+            "--exact-estimate",
+            help="Count input tokens with the API's free count_tokens endpoint.",
+        ),
+    ] = False,
     max_retries: Annotated[
         int,
-        typer.Option("--max-retries", min=0, help="Extra attempts after transient API failures."),
-    ] = 4,
+        typer.Option(
+            "--max-retries", min=0, help="Retries of a call after a transient API failure."
+        ),
+    ] = _DEFAULT_REQUEST.max_retries,
     timeout: Annotated[
         float,
+        typer.Option("--timeout", min=0.1, help="Seconds to wait for one API reply."),
+    ] = _DEFAULT_REQUEST.timeout_seconds,
+    hedge_phrases: Annotated[
+        str,
         typer.Option(
-            "--timeout",
-            min=0.1,
-            help="Seconds to wait for one API reply before retrying it.",
+            "--hedge-phrases",
+            help="Comma list of phrases that trigger 3 consensus votes; empty turns it off.",
         ),
-    ] = 120.0,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Answer yes to every prompt.")] = False,
+    ] = ",".join(DEFAULT_HEDGE_PHRASES),
     output_dir: Annotated[
         Path, typer.Option("--output-dir", help="Folder for the results file.")
     ] = Path("Evaluation_Runs"),
+    write_json: Annotated[
+        bool,
+        typer.Option("--json", help="Also write the results as JSON beside the CSV."),
+    ] = False,
     checkpoint_dir: Annotated[
         Path | None,
         typer.Option(
@@ -132,21 +288,6 @@ def evaluate_command(
             "state folder).",
         ),
     ] = None,
-    metrics: Annotated[
-        str,
-        typer.Option(
-            "--metrics",
-            help="Comma list of metric families: judge, lexical, overlap, retrieval, semantic; "
-            "or all.",
-        ),
-    ] = JUDGE_FAMILY,
-    hedge_phrases: Annotated[
-        str,
-        typer.Option(
-            "--hedge-phrases",
-            help="Comma list of phrases that trigger 3 consensus votes; empty turns it off.",
-        ),
-    ] = ",".join(DEFAULT_HEDGE_PHRASES),
     k: Annotated[
         int, typer.Option("--k", min=1, help="Retrieval metrics: how many top contexts count.")
     ] = _DEFAULT_METRIC_OPTIONS.k,
@@ -178,7 +319,6 @@ def evaluate_command(
         ),
     ] = None,
 ) -> None:
-    """Have Claude judge every RAG answer (precision, recall, accuracy) and write the results."""
     working_directory = Path.cwd()
     settings = load_settings(working_directory)
     configure_logging()
@@ -204,8 +344,21 @@ def evaluate_command(
             embedding_model=embedding_model,
             bertscore_model=bertscore_model,
         ),
+        score_missing=score_missing,
+        limit=limit,
+        write_json=write_json,
+        concurrency=concurrency,
+        batch=batch,
+        batch_poll_seconds=batch_poll,
+        use_cache=cache,
+        exact_estimate=exact_estimate,
+        max_cost=max_cost,
     )
-    outcome = run_evaluation(request, settings, ConsoleInteraction(assume_yes=yes))
+    interaction = ConsoleInteraction(assume_yes=yes)
+    try:
+        outcome = run_evaluation(request, settings, interaction)
+    finally:
+        interaction.finished()
     if outcome.declined:
         console.info("Nothing was evaluated.")
         raise typer.Exit(outcome.exit_code)
@@ -215,6 +368,13 @@ def evaluate_command(
         [[line.label, line.value] for line in outcome.summary],
     )
     console.info(f"Results written to {outcome.results_path}")
+    if outcome.json_path is not None:
+        console.info(f"JSON results written to {outcome.json_path}")
+    if outcome.remaining_after_limit:
+        console.info(
+            f"{outcome.remaining_after_limit} more question(s) are not evaluated yet (--limit); "
+            "run the same command without --limit to evaluate them (finished ones are kept)"
+        )
     if outcome.unscored_count:
         console.warning(
             f"{outcome.unscored_count} question(s) could not be scored; "

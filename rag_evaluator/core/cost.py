@@ -1,20 +1,25 @@
 """What a run costs: a range estimated before it starts, the exact figure after it ends.
 
-The estimate works from text lengths, because token counts need the model's tokenizer
-(an API call). It brackets the likely cost:
+The estimate works from the texts actually sent, counted in characters (real token counts need
+the API; ``--exact-estimate`` asks its free count_tokens endpoint instead, see
+``with_exact_input``). Each model-judged family says, per question, how many calls it expects
+and how large they are (``CallEstimate``); this module turns that into tokens and dollars:
 
-- low: every question judged in one call, prose-like text (4 characters per token) and a
-  short reply;
-- high: denser text (3 characters per token), a longer reply, and a quarter of the
-  questions hedging into 3 extra consensus calls each.
+- low: prose-like text (4 characters per token), short replies, no extra calls;
+- high: dense text (3 characters per token), long replies, and the family's expected share of
+  extra calls (for the judge: a quarter of the questions hedging into 3 consensus votes).
 
-Retries of failed calls are not included: failed calls are rarely billed.
+Prompt caching: when the system prompt is long enough to be cached for the model, the first
+call of each family writes it to the cache (1.25x the input price) and every later call reads
+it (0.1x); in a Message Batch, caching is best effort, so the high end assumes no cache reads.
+The batch discount halves everything. Questions answered from the response cache cost nothing.
+Retries are not included (failed calls are rarely billed).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rag_evaluator.core.models import (
@@ -24,17 +29,9 @@ from rag_evaluator.core.models import (
     ModelInfo,
 )
 from rag_evaluator.core.records import TokenUsage
+from rag_evaluator.core.requests import CHARS_PER_TOKEN_LOW
+from rag_evaluator.core.tasks.base import CallEstimate
 
-CHARS_PER_TOKEN_LOW = 4  # English prose
-CHARS_PER_TOKEN_HIGH = 3  # numbers, code, tables and non-English text tokenise denser
-# Tokens the API adds to every request: message framing and the output schema's instructions.
-REQUEST_OVERHEAD_TOKENS = 300
-# The judge's JSON reply: reasoning, a 1-2 sentence summary and three integers.
-OUTPUT_TOKENS_LOW = 150
-OUTPUT_TOKENS_HIGH = 500
-# At the high end, this share of questions hedges and gets the consensus calls.
-CONSENSUS_SHARE_HIGH = 0.25
-CONSENSUS_EXTRA_CALLS = 3
 _PER_MILLION = 1_000_000
 
 
@@ -51,52 +48,113 @@ class CostEstimate:
     output_tokens_high: int
     low_usd: float
     high_usd: float
+    cached_questions: int = 0
+    batch: bool = False
+    prompt_caching: bool = False
+
+    @classmethod
+    def nothing(cls, cached_questions: int = 0, batch: bool = False) -> CostEstimate:
+        return cls(0, 0, 0, 0, 0, 0, 0, 0.0, 0.0, cached_questions, batch)
 
 
-def _dollars(input_tokens: float, output_tokens: float, model: ModelInfo, batch: bool) -> float:
-    cost = (
-        input_tokens * model.input_price_per_mtok + output_tokens * model.output_price_per_mtok
-    ) / _PER_MILLION
-    return cost * BATCH_DISCOUNT if batch else cost
+def caches_system_prompt(system_prompt: str, model: ModelInfo) -> bool:
+    """Whether the system prompt is long enough for the API to cache it for ``model``.
+
+    Decided on the low token estimate (4 characters per token), so the prompt is only marked
+    when it surely reaches the model's minimum.
+    """
+    return len(system_prompt) // CHARS_PER_TOKEN_LOW >= model.cache_minimum_tokens
+
+
+def _input_dollars(tokens: float, model: ModelInfo) -> float:
+    return tokens * model.input_price_per_mtok / _PER_MILLION
+
+
+def _output_dollars(tokens: float, model: ModelInfo) -> float:
+    return tokens * model.output_price_per_mtok / _PER_MILLION
+
+
+def _cached_input_dollars(
+    calls: float, input_tokens: float, system_tokens: float, model: ModelInfo
+) -> float:
+    """Input dollars when every call's system prompt after the first comes from the cache."""
+    if calls <= 0:
+        return 0.0
+    system_total = system_tokens * calls
+    plain = max(input_tokens - system_total, 0.0)
+    written = system_tokens * CACHE_WRITE_MULTIPLIER
+    read = system_tokens * max(calls - 1, 0.0) * CACHE_READ_MULTIPLIER
+    return _input_dollars(plain + written + read, model)
 
 
 def estimate_cost(
-    user_messages: Sequence[str],
-    system_prompt: str,
+    estimates: Mapping[str, Sequence[CallEstimate]],
     model: ModelInfo,
     *,
     batch: bool = False,
+    prompt_caching: Mapping[str, bool] | None = None,
+    questions: int | None = None,
+    cached_questions: int = 0,
 ) -> CostEstimate:
-    """The cost range of judging these user messages (one per question) with this prompt."""
-    questions = len(user_messages)
-    if questions == 0:
-        return CostEstimate(0, 0, 0, 0, 0, 0, 0, 0.0, 0.0)
-    characters = [len(system_prompt) + len(message) for message in user_messages]
-    input_low = sum(count // CHARS_PER_TOKEN_LOW + REQUEST_OVERHEAD_TOKENS for count in characters)
-    input_first_calls_high = sum(
-        math.ceil(count / CHARS_PER_TOKEN_HIGH) + REQUEST_OVERHEAD_TOKENS for count in characters
+    """The cost range of the calls that ``estimates`` (family name -> one per question) expect.
+
+    ``prompt_caching`` says, per family, whether its system prompt is sent marked for caching.
+    """
+    caching = prompt_caching or {}
+    totals: dict[str, list[float]] = defaultdict(lambda: [0.0] * 6)
+    system_low: dict[str, float] = {}
+    system_high: dict[str, float] = {}
+    for family, family_estimates in estimates.items():
+        total = totals[family]
+        for estimate in family_estimates:
+            total[0] += estimate.calls_low
+            total[1] += estimate.calls_high
+            total[2] += estimate.input_tokens_low
+            total[3] += estimate.input_tokens_high
+            total[4] += estimate.output_tokens_low
+            total[5] += estimate.output_tokens_high
+            if estimate.system_characters:
+                system_low[family] = estimate.system_tokens_low()
+                system_high[family] = estimate.system_tokens_high()
+    low_usd = high_usd = 0.0
+    for family, (calls_low, calls_high, in_low, in_high, out_low, out_high) in totals.items():
+        if caching.get(family) and family in system_low:
+            low_usd += _cached_input_dollars(calls_low, in_low, system_low[family], model)
+            if batch:
+                high_usd += _input_dollars(in_high, model)
+            else:
+                high_usd += _cached_input_dollars(calls_high, in_high, system_high[family], model)
+        else:
+            low_usd += _input_dollars(in_low, model)
+            high_usd += _input_dollars(in_high, model)
+        low_usd += _output_dollars(out_low, model)
+        high_usd += _output_dollars(out_high, model)
+    if batch:
+        low_usd *= BATCH_DISCOUNT
+        high_usd *= BATCH_DISCOUNT
+    sums = [sum(total[index] for total in totals.values()) for index in range(6)]
+    question_count = (
+        questions
+        if questions is not None
+        else max((len(values) for values in estimates.values()), default=0)
     )
-    calls_low = questions
-    consensus_questions = math.ceil(questions * CONSENSUS_SHARE_HIGH)
-    calls_high = questions + consensus_questions * CONSENSUS_EXTRA_CALLS
-    # Which questions hedge is unknown: their extra calls are priced at the average size.
-    input_high = round(input_first_calls_high * calls_high / questions)
-    output_low = calls_low * OUTPUT_TOKENS_LOW
-    output_high = calls_high * OUTPUT_TOKENS_HIGH
     return CostEstimate(
-        questions=questions,
-        expected_calls_low=calls_low,
-        expected_calls_high=calls_high,
-        input_tokens_low=input_low,
-        input_tokens_high=input_high,
-        output_tokens_low=output_low,
-        output_tokens_high=output_high,
-        low_usd=_dollars(input_low, output_low, model, batch),
-        high_usd=_dollars(input_high, output_high, model, batch),
+        questions=question_count,
+        expected_calls_low=round(sums[0]),
+        expected_calls_high=round(sums[1] + 0.4999),
+        input_tokens_low=round(sums[2]),
+        input_tokens_high=round(sums[3]),
+        output_tokens_low=round(sums[4]),
+        output_tokens_high=round(sums[5]),
+        low_usd=low_usd,
+        high_usd=high_usd,
+        cached_questions=cached_questions,
+        batch=batch,
+        prompt_caching=any(caching.get(family) for family in totals),
     )
 
 
-def actual_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> float:
+def call_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> float:
     """Dollars for the usage the API reported, cache writes and reads included."""
     input_price = model.input_price_per_mtok
     cost = (
@@ -106,3 +164,17 @@ def actual_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> 
         + usage.cache_read_input_tokens * input_price * CACHE_READ_MULTIPLIER
     ) / _PER_MILLION
     return cost * BATCH_DISCOUNT if batch else cost
+
+
+def actual_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> float:
+    """Dollars for a run's summed usage (see ``call_cost``)."""
+    return call_cost(usage, model, batch=batch)
+
+
+def dollar_range(low: float, high: float) -> str:
+    """``$0.0803 to $0.2900``: cents for real money, more digits for fractions of a cent.
+
+    Both ends get the same number of decimals so the range reads as one figure.
+    """
+    decimals = 2 if low >= 0.1 else 4
+    return f"${low:.{decimals}f} to ${high:.{decimals}f}"

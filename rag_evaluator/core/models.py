@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rag_evaluator.errors import UsageError
 
@@ -20,14 +20,19 @@ class ModelInfo:
     model_id: str
     input_price_per_mtok: float
     output_price_per_mtok: float
+    # Longest request (input tokens) the model reads; a request estimated past it is not sent.
+    # The pre-flight check replaces it with the API's own ``max_input_tokens`` when given.
+    context_window_tokens: int = 1_000_000
+    # Shortest system prompt the API caches for this model; shorter prefixes are ignored.
+    cache_minimum_tokens: int = 1024
 
 
 DEFAULT_MODEL_ALIAS = "sonnet"
 
 MODELS: tuple[ModelInfo, ...] = (
-    ModelInfo("sonnet", "claude-sonnet-5-5", 2.0, 10.0),
-    ModelInfo("haiku", "claude-haiku-5-5", 0.10, 0.50),
-    ModelInfo("opus", "claude-opus-5-5", 4.0, 20.0),
+    ModelInfo("sonnet", "claude-sonnet-5-5", 2.0, 10.0, cache_minimum_tokens=1024),
+    ModelInfo("haiku", "claude-haiku-5-5", 0.10, 0.50, cache_minimum_tokens=4096),
+    ModelInfo("opus", "claude-opus-5-5", 4.0, 20.0, cache_minimum_tokens=512),
 )
 
 # Message Batches are billed at half price.
@@ -57,12 +62,7 @@ def resolve_model(name: str) -> ModelInfo:
     if wanted.startswith(_FULL_ID_PREFIX):
         for model in MODELS:
             if model.alias in wanted.split("-"):
-                return ModelInfo(
-                    model.alias,
-                    wanted,
-                    model.input_price_per_mtok,
-                    model.output_price_per_mtok,
-                )
+                return replace(model, model_id=wanted)
     choices = ", ".join(f"{model.alias} ({model.model_id})" for model in MODELS)
     raise UsageError(
         f"Unknown model '{name}'. Use one of the aliases {choices}, "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from rag_evaluator.core.question_results import QuestionResult, Scores
+from rag_evaluator.core.judge_results import JudgeResult, Scores
 
 MAX_STATEMENT_CHARACTERS = 200
 NO_INFORMATION_NOTE = (
@@ -75,11 +75,10 @@ def both_say_no_information(rag_answer: str, ground_truth: str) -> bool:
     return says_no_information(rag_answer) and says_no_information(ground_truth)
 
 
-def no_information_result(question_number: int) -> QuestionResult:
+def no_information_result() -> JudgeResult:
     """The 1/1/1 result given without a judge call when both texts say there is no information."""
-    return QuestionResult(
-        question_number,
-        Scores(1, 1, 1),
+    return JudgeResult(
+        scores=Scores(1, 1, 1),
         summary=NO_INFORMATION_SUMMARY,
         note=NO_INFORMATION_NOTE,
     )

@@ -55,6 +55,8 @@ class EvaluationItem:
     contexts: list[str] | None = None
     relevant_contexts: list[str] | None = None
     required_facts: list[str] | None = None
+    # No row in the answers file (kept only with --score-missing; the answer is then "").
+    answer_missing: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,13 +86,3 @@ class Verdict:
     accuracy: int
     reasoning: str
     summary: str
-
-
-@dataclass(frozen=True)
-class JudgeOutcome:
-    """What one judging of one question produced: a verdict, or the reason there is none."""
-
-    verdict: Verdict | None
-    error: str | None
-    usage: TokenUsage
-    calls: int

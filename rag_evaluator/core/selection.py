@@ -26,10 +26,20 @@ class Exclusion:
 
 @dataclass(frozen=True)
 class Selection:
-    """The questions to evaluate, in question-number order, and those left out."""
+    """The questions to evaluate, in question-number order, and those left out.
+
+    ``answerable`` counts the questions that have a question and a ground truth (the
+    denominator of coverage), ``answered`` those of them with a non-blank answer.
+    """
 
     items: list[EvaluationItem]
     exclusions: list[Exclusion]
+    answerable: int = 0
+    answered: int = 0
+
+    @property
+    def coverage(self) -> tuple[int, int]:
+        return self.answered, self.answerable
 
 
 def format_numbers(numbers: Iterable[int], limit: int | None = None) -> str:
@@ -59,16 +69,29 @@ def select_items(
     questions: KeyedRows[QuestionRow],
     ground_truth: KeyedRows[GroundTruthRow],
     answers: KeyedRows[AnswerRow],
+    *,
+    score_missing: bool = False,
 ) -> Selection:
-    """Join the three files on question number; numbers missing from any file are excluded."""
+    """Join the three files on question number; numbers missing from any file are excluded.
+
+    With ``score_missing`` a question that has a question and a ground truth but no answer
+    row is kept, with an empty answer and ``answer_missing`` set.
+    """
     sources: list[tuple[str, set[int]]] = [
         (questions.source_name, set(questions.rows)),
         (ground_truth.source_name, set(ground_truth.rows)),
         (answers.source_name, set(answers.rows)),
     ]
     every_number = set().union(*(numbers for _, numbers in sources))
+    answerable = set(questions.rows) & set(ground_truth.rows)
+    answered = {
+        number
+        for number in answerable & set(answers.rows)
+        if answers.rows[number].rag_answer.strip()
+    }
     common = set.intersection(*(numbers for _, numbers in sources))
-    if not common:
+    missing = answerable - set(answers.rows) if score_missing else set()
+    if not common and not missing:
         found = "; ".join(
             f"{name}: {format_numbers(numbers) or 'none'}" for name, numbers in sources
         )
@@ -81,24 +104,25 @@ def select_items(
             number,
             tuple(name for name, numbers in sources if number not in numbers),
         )
-        for number in sorted(every_number - common)
+        for number in sorted(every_number - common - missing)
     ]
     items = []
-    for number in sorted(common):
+    for number in sorted(common | missing):
         truth = ground_truth.rows[number]
-        answer = answers.rows[number]
+        answer = answers.rows.get(number)
         items.append(
             EvaluationItem(
                 question_number=number,
                 question=questions.rows[number].question,
                 ground_truth=truth.ground_truth,
-                rag_answer=answer.rag_answer,
-                contexts=answer.contexts,
+                rag_answer=answer.rag_answer if answer is not None else "",
+                contexts=answer.contexts if answer is not None else None,
                 relevant_contexts=truth.relevant_contexts,
                 required_facts=truth.required_facts,
+                answer_missing=answer is None,
             )
         )
-    return Selection(items, exclusions)
+    return Selection(items, exclusions, len(answerable), len(answered))
 
 
 def exclusion_warnings(exclusions: Sequence[Exclusion]) -> list[str]:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from rag_evaluator.core.question_results import ResultRow
 from rag_evaluator.core.records import TokenUsage
+
+if TYPE_CHECKING:
+    from rag_evaluator.core.result_rows import ResultRow
+    from rag_evaluator.core.tasks.base import JudgedFamily
 
 SUMMARY_PREFIX = "#SUMMARY: "
 
@@ -25,14 +29,23 @@ class SummaryLine:
 
 @dataclass(frozen=True)
 class RunFacts:
-    """What the summary reports besides the rows themselves."""
+    """What the summary reports besides the rows themselves.
+
+    ``coverage`` is (questions answered, questions with a ground truth) when known.
+    ``estimate`` is the pre-run cost estimate as shown (``$0.01 to $0.03``), if any.
+    """
 
     judged: bool
     model_id: str | None = None
     seed: int | None = None
     prompt_origin: str | None = None
     usage: TokenUsage = field(default_factory=TokenUsage)
+    calls: int = 0
+    cached_questions: int = 0
     cost_usd: float | None = None
+    estimate: str | None = None
+    batch: bool = False
+    coverage: tuple[int, int] | None = None
     metric_columns: Sequence[str] = ()
 
 
@@ -51,28 +64,24 @@ def format_mean(values: Sequence[float]) -> str:
     return f"mean {sum(values) / len(values):.4f} (n={len(values)})"
 
 
-def build_summary(rows: Sequence[ResultRow], facts: RunFacts) -> list[SummaryLine]:
-    """Summary lines in file order. Judge fractions count scored questions only."""
+def build_summary(
+    rows: Sequence[ResultRow], facts: RunFacts, families: Sequence[JudgedFamily[Any]] = ()
+) -> list[SummaryLine]:
+    """Summary lines in file order. Judged families' fractions count scored questions only."""
     lines = [SummaryLine("Total Questions", str(len(rows)))]
+    if facts.coverage is not None:
+        answered, total = facts.coverage
+        lines.append(SummaryLine("Coverage", f"{answered}/{total} questions answered"))
+    for family in families:
+        results = [result for row in rows if (result := row.family_result(family.name)) is not None]
+        lines += family.summary(results)
     if facts.judged:
-        results = [row.judge for row in rows if row.judge is not None]
-        scored = [result.scores for result in results if result.scores is not None]
         lines += [
-            SummaryLine(
-                "Precision", format_fraction(sum(s.precision for s in scored), len(scored))
-            ),
-            SummaryLine("Recall", format_fraction(sum(s.recall for s in scored), len(scored))),
-            SummaryLine("Accuracy", format_fraction(sum(s.accuracy for s in scored), len(scored))),
-            SummaryLine("Unscored", str(len(results) - len(scored))),
-            SummaryLine("Consensus", str(sum(result.consensus for result in results))),
-            SummaryLine(
-                "No Information (no call)",
-                str(sum(result.scored and result.calls == 0 for result in results)),
-            ),
             SummaryLine("Model", facts.model_id or ""),
             SummaryLine("Seed", "" if facts.seed is None else str(facts.seed)),
             SummaryLine("Prompt", facts.prompt_origin or ""),
-            SummaryLine("Judge Calls", str(sum(result.calls for result in results))),
+            SummaryLine("Judge Calls", str(facts.calls)),
+            SummaryLine("Cached Questions", str(facts.cached_questions)),
             SummaryLine("Tokens In", str(facts.usage.input_tokens)),
             SummaryLine("Tokens Out", str(facts.usage.output_tokens)),
         ]
@@ -84,6 +93,10 @@ def build_summary(rows: Sequence[ResultRow], facts: RunFacts) -> list[SummaryLin
                     f"read {facts.usage.cache_read_input_tokens}",
                 )
             )
+        if facts.batch:
+            lines.append(SummaryLine("Batch", "yes (Message Batches API, 50% of the price)"))
+        if facts.estimate is not None:
+            lines.append(SummaryLine("Estimated Cost", facts.estimate))
         if facts.cost_usd is not None:
             lines.append(SummaryLine("Cost", f"${facts.cost_usd:.4f}"))
     for column in facts.metric_columns:

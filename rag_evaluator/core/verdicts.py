@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from rag_evaluator.core.records import Verdict
-from rag_evaluator.errors import JudgeQuestionError
+from rag_evaluator.core.requests import ReplyError, parse_json_object
 
 SCORE_FIELDS = ("precision", "recall", "accuracy")
 TEXT_FIELDS = ("reasoning", "summary")
@@ -32,24 +33,11 @@ VERDICT_SCHEMA: dict[str, Any] = {
 }
 
 
-class VerdictError(JudgeQuestionError):
+class VerdictError(ReplyError):
     """The judge's reply is not a usable verdict; the message is the reason."""
 
 
-def _strip_code_fence(text: str) -> str:
-    """Remove a Markdown code fence around the JSON, which some models add without asking."""
-    stripped = text.strip()
-    if stripped.startswith("```") and stripped.endswith("```") and len(stripped) >= 6:
-        inner = stripped[3:-3]
-        first_line, _, rest = inner.partition("\n")
-        # The fence may name a language ("```json"); drop that word, keep the body.
-        if first_line.strip().isalpha() or not first_line.strip():
-            inner = rest
-        return inner.strip()
-    return stripped
-
-
-def _score(payload: dict[str, Any], name: str) -> int:
+def _score(payload: Mapping[str, Any], name: str) -> int:
     value = payload[name]
     # bool is an int subclass in Python; JSON true/false is not a 0/1 score.
     if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1):
@@ -57,21 +45,11 @@ def _score(payload: dict[str, Any], name: str) -> int:
     return value
 
 
-def parse_verdict(text: str) -> Verdict:
-    """Read the judge's JSON reply into a Verdict, or raise VerdictError saying what is wrong.
+def verdict_from_payload(payload: Mapping[str, Any]) -> Verdict:
+    """Read the judge's JSON object into a Verdict, or raise VerdictError saying what is wrong.
 
     Fields beyond the five of ``VERDICT_SCHEMA`` are ignored.
     """
-    body = _strip_code_fence(text)
-    if not body:
-        raise VerdictError("judge output was empty")
-    try:
-        payload = json.loads(body)
-    except (ValueError, RecursionError) as exc:
-        # ValueError covers JSONDecodeError and integers too long to convert.
-        raise VerdictError("judge output was not valid JSON") from exc
-    if not isinstance(payload, dict):
-        raise VerdictError("judge output was JSON but not an object")
     for name in (*TEXT_FIELDS, *SCORE_FIELDS):
         if name not in payload:
             raise VerdictError(f"judge output lacks the '{name}' field")
@@ -85,3 +63,15 @@ def parse_verdict(text: str) -> Verdict:
         reasoning=payload["reasoning"].strip(),
         summary=payload["summary"].strip(),
     )
+
+
+def parse_verdict(text: str) -> Verdict:
+    """Read the judge's JSON reply text into a Verdict, or raise a ReplyError saying why not.
+
+    Tolerates surrounding whitespace and a Markdown code fence around the JSON.
+    """
+    try:
+        payload = parse_json_object(text)
+    except ReplyError as exc:
+        raise VerdictError(exc.message) from exc
+    return verdict_from_payload(payload)

@@ -6,8 +6,9 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from rag_evaluator.core.question_results import QuestionResult, Scores, Vote
-from rag_evaluator.core.records import JudgeOutcome
+from rag_evaluator.core.judge_results import JudgeResult, Scores, Vote
+from rag_evaluator.core.records import Verdict
+from rag_evaluator.core.requests import CallOutcome, FailureKind
 from rag_evaluator.errors import UsageError
 
 DEFAULT_HEDGE_PHRASES: tuple[str, ...] = (
@@ -15,6 +16,8 @@ DEFAULT_HEDGE_PHRASES: tuple[str, ...] = (
     "arguably",
     "unclear",
     "could go either way",
+    # The default prompt asks the judge to say so plainly when a score is a close call.
+    "close call",
 )
 CONSENSUS_VOTES = 3
 
@@ -71,61 +74,66 @@ def majority_scores(initial: Scores, votes: Sequence[Scores]) -> Scores:
     )
 
 
+def _verdict(outcome: CallOutcome) -> Verdict | None:
+    return outcome.value if outcome.ok and isinstance(outcome.value, Verdict) else None
+
+
+def majority_summary(final: Scores, votes: Sequence[Verdict]) -> str:
+    """The Reasoning of a consensus row: the summary of the first vote whose scores equal the
+    final ones; when no vote does (each metric went its own way), a sentence saying so."""
+    agreeing = next((vote for vote in votes if Scores.of(vote) == final), None)
+    if agreeing is not None:
+        return agreeing.summary
+    labels = ", ".join(Scores.of(vote).label() for vote in votes)
+    return (
+        f"No single vote gave {final.label()}; the scores are the per-metric majority of the "
+        f"votes ({labels})."
+    )
+
+
 def combine_outcomes(
-    question_number: int,
-    first: JudgeOutcome,
+    first: CallOutcome,
     hedges: tuple[str, ...] = (),
-    votes: Sequence[JudgeOutcome] = (),
-) -> QuestionResult:
+    votes: Sequence[CallOutcome] = (),
+) -> JudgeResult:
     """Turn the first judging of a question, and the consensus votes if any, into its result.
 
     ``hedges`` are the trigger phrases found in the first verdict's reasoning; when there
-    are any, ``votes`` are the extra judgings and the scores are their majority.
+    are any, ``votes`` are the extra judgings and the scores are their majority. Usage and
+    calls are left for the engine to fill in.
     """
-    usage = sum((vote.usage for vote in votes), first.usage)
-    calls = first.calls + sum(vote.calls for vote in votes)
-    if first.verdict is None:
-        return QuestionResult(
-            question_number,
-            scores=None,
+    first_verdict = _verdict(first)
+    if first_verdict is None:
+        return JudgeResult(
             error=first.error or "the judge returned no verdict",
-            usage=usage,
-            calls=calls,
+            failure=first.failure.value if first.failure else FailureKind.QUESTION.value,
         )
-    initial = Scores.of(first.verdict)
+    initial = Scores.of(first_verdict)
     if not hedges:
-        return QuestionResult(
-            question_number, initial, summary=first.verdict.summary, usage=usage, calls=calls
-        )
+        return JudgeResult(scores=initial, summary=first_verdict.summary)
+    vote_verdicts = [_verdict(vote) for vote in votes]
     vote_records = tuple(
-        Vote(Scores.of(vote.verdict)) if vote.verdict is not None else Vote(None, vote.error)
-        for vote in votes
+        Vote(Scores.of(verdict)) if verdict is not None else Vote(None, vote.error)
+        for vote, verdict in zip(votes, vote_verdicts, strict=True)
     )
-    usable = [vote for vote in votes if vote.verdict is not None]
-    final = majority_scores(initial, [Scores.of(vote.verdict) for vote in usable if vote.verdict])
-    # The row's summary should explain the final scores: take it from the first vote
-    # that agrees with the majority on all three metrics.
-    agreeing = next(
-        (vote.verdict for vote in usable if vote.verdict and Scores.of(vote.verdict) == final),
-        None,
-    )
-    summary = agreeing.summary if agreeing is not None else first.verdict.summary
+    usable = [verdict for verdict in vote_verdicts if verdict is not None]
+    final = majority_scores(initial, [Scores.of(verdict) for verdict in usable])
     failed = len(votes) - len(usable)
     note = None
     if failed and not usable:
         note = f"all {failed} consensus calls failed; the first verdict was kept"
-    elif failed:
-        tie_break = "; the first verdict broke ties" if len(usable) % 2 == 0 else ""
-        note = f"{failed} of {len(votes)} consensus calls failed{tie_break}"
-    return QuestionResult(
-        question_number,
-        final,
+        summary = first_verdict.summary
+    else:
+        summary = majority_summary(final, usable)
+        if failed:
+            tie_break = "; the first verdict broke ties" if len(usable) % 2 == 0 else ""
+            note = f"{failed} of {len(votes)} consensus calls failed{tie_break}"
+    return JudgeResult(
+        scores=final,
         summary=summary,
         consensus=True,
         initial_scores=initial,
         votes=vote_records,
         hedge_phrases=hedges,
         note=note,
-        usage=usage,
-        calls=calls,
     )

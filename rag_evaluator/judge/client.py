@@ -1,32 +1,48 @@
-"""The single seam to the model: one judging of one question through the Anthropic SDK.
+"""The single seam to the model: every request of every family goes through ``ModelClient``.
 
-Layers of retrying, innermost first:
-1. The SDK retries 408/409/429/5xx and network failures itself (``sdk_max_retries`` times,
-   honouring ``retry-after``).
-2. ``JudgeClient.judge`` retries what is still transient after that ``max_retries`` more
-   times, with capped exponential backoff and jitter, again honouring ``retry-after``.
-3. Failures tied to the question (unusable output, refusal, 400) are asked again until
-   ``max_calls_per_question`` calls have failed that way.
-What counts as which is decided in one place, ``classify_failure``.
+It owns, for direct calls and Message Batch results alike:
+
+- retry classification, in one function (``classify_failure``): transient (429, 529, 5xx,
+  408/409, network, timeout), tied to the request (unusable output, refusal, other 4xx), or
+  fatal (bad key 401, no access 403, unknown model 404, billing 402);
+- the retry loop: transient failures are retried ``max_retries`` times with capped
+  exponential backoff and jitter, never sooner than the API's ``retry-after`` (which also
+  pauses every other worker, through the ``CallLimiter``); a request whose answer is unusable
+  is asked again until ``max_calls_per_question`` calls have failed that way;
+- structured output (a JSON schema per request) and reading the reply;
+- usage and cost accounting per call (batch and cache rates included), and the ``--max-cost``
+  cap (``SpendingCap``);
+- the free pre-flight check of the key and model, and token counting.
+
+It is safe to call from several threads at once.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from enum import Enum
+from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
 import httpx2
 from anthropic.types import Message
 
-from rag_evaluator.core.records import JudgeOutcome, TokenUsage, Verdict
-from rag_evaluator.core.verdicts import VERDICT_SCHEMA, parse_verdict
-from rag_evaluator.errors import JudgeFatalError, JudgeQuestionError, JudgeUnavailableError
+from rag_evaluator.core.cost import caches_system_prompt, call_cost
+from rag_evaluator.core.models import ModelInfo
+from rag_evaluator.core.records import TokenUsage
+from rag_evaluator.core.requests import (
+    CallOutcome,
+    FailureKind,
+    ModelRequest,
+    ReplyError,
+    read_reply,
+    request_params,
+    too_long_reason,
+)
+from rag_evaluator.errors import ConfigError, JudgeFatalError
+from rag_evaluator.judge.limits import CallLimiter, SpendingCap
+from rag_evaluator.judge.transport import Transport
 
 logger = logging.getLogger(__name__)
 
@@ -39,41 +55,36 @@ BILLING_HELP = (
     "then run the same command again to resume"
 )
 _API_MESSAGE_LIMIT = 200
+# The headers through which the API asks for a wait, and their unit in seconds.
+_RETRY_AFTER_HEADERS = (("retry-after-ms", 0.001), ("retry-after", 1.0))
+_THROTTLE_STATUSES = (429, 529)
+# What the estimate of a call's cost assumes it writes, for the --max-cost reservation.
+_RESERVED_OUTPUT_TOKENS = 500
 
 
 @dataclass(frozen=True)
-class JudgeSettings:
-    """How the judge calls the model; the defaults are the command line's defaults."""
+class ClientSettings:
+    """How the client calls the model; the defaults are the command line's defaults."""
 
-    model_id: str  # full id, already resolved from an alias
-    max_tokens: int = 2000
-    max_retries: int = 4  # our own retries of transient failures, on top of the SDK's
-    timeout_seconds: float = 120.0  # per HTTP request
-    delay_seconds: float = 0.5  # minimum gap between the end of one call and the next
-    max_calls_per_question: int = 3  # calls a per-question failure may use up
-    sdk_max_retries: int = 2  # the SDK's own retries inside each of our attempts
-    backoff_base_seconds: float = 1.0  # first wait of our retry loop, doubled each time
-    backoff_max_seconds: float = 60.0  # cap on any wait of our loop, retry-after included
-    # Judgings in a row whose transient retries all ran out before the API counts as down:
-    # one such judging is more likely a flaky moment (an unscored row), several an outage.
-    unavailable_after: int = 3
-
-
-class FailureKind(Enum):
-    """What a failed call means for the question and the run."""
-
-    TRANSIENT = "transient"  # try again later: rate limit, overload, 5xx, network, timeout
-    QUESTION = "question"  # this question's call is unusable: ask again, then record unscored
-    FATAL = "fatal"  # every later call would fail the same way: stop the run
+    model: ModelInfo
+    max_retries: int = 6  # retries of a transient failure, per request
+    max_calls_per_question: int = 3  # calls an unusable answer may use up, per request
+    backoff_base_seconds: float = 1.0  # first wait of the retry loop, doubled each time
+    backoff_max_seconds: float = 60.0  # cap on any wait, retry-after included
+    batch: bool = False  # calls are priced at the Message Batches rate
+    prompt_caching: bool = True  # mark long system prompts for caching
 
 
 @dataclass(frozen=True)
 class Failure:
-    """A classified failure: its kind, a short reason (the fix, when fatal), any retry-after."""
+    """A classified failure: its kind, a short reason (the fix, when fatal), how to retry."""
 
     kind: FailureKind
     reason: str
     retry_after_seconds: float | None = None
+    throttled: bool = False  # 429 / 529: the whole run should slow down
+    reached_api: bool = True  # an HTTP response came back (it counts as a call)
+    retry: bool = True  # False when the API said x-should-retry: false
 
 
 def _api_message(error: anthropic.APIStatusError) -> str:
@@ -84,13 +95,9 @@ def _api_message(error: anthropic.APIStatusError) -> str:
     return message
 
 
-# The headers through which the API asks for a wait, and their unit in seconds.
-_RETRY_AFTER_HEADERS = (("retry-after-ms", 0.001), ("retry-after", 1.0))
-
-
 def _header_seconds(headers: httpx2.Headers, name: str, scale: float) -> float | None:
     """A wait header in seconds; ``None`` when absent, negative or an HTTP date (rare: the
-    SDK computes those itself and the capped backoff covers them)."""
+    capped backoff covers those)."""
     value = headers.get(name)
     if value is None:
         return None
@@ -101,36 +108,37 @@ def _header_seconds(headers: httpx2.Headers, name: str, scale: float) -> float |
     return seconds if seconds >= 0 else None
 
 
-def _retry_after_seconds(error: anthropic.APIStatusError) -> float | None:
+def retry_after_seconds(headers: httpx2.Headers) -> float | None:
     """The wait the API asked for, in seconds (``retry-after-ms`` or ``retry-after``)."""
     for name, scale in _RETRY_AFTER_HEADERS:
-        seconds = _header_seconds(error.response.headers, name, scale)
+        seconds = _header_seconds(headers, name, scale)
         if seconds is not None:
             return seconds
     return None
 
 
-def _fatal_failure(error: anthropic.APIStatusError, model_id: str) -> Failure | None:
-    detail = _api_message(error)
+def fatal_status_failure(
+    status: int, error_type: str | None, detail: str, model_id: str
+) -> Failure | None:
+    """The fatal meaning of an error status (401, 403, 404, 402/billing), else ``None``."""
     suffix = f": {detail}" if detail else ""
-    if error.status_code == 402 or error.type == "billing_error":
+    if status == 402 or error_type == "billing_error":
         return Failure(
             FailureKind.FATAL,
-            f"The Anthropic API refused to bill this request ({error.status_code}{suffix}). "
-            + BILLING_HELP,
+            f"The Anthropic API refused to bill this request ({status}{suffix}). " + BILLING_HELP,
         )
-    if error.status_code == 401:
+    if status == 401:
         return Failure(
             FailureKind.FATAL,
             f"The Anthropic API rejected the API key (401{suffix}). {API_KEY_HELP}",
         )
-    if error.status_code == 403:
+    if status == 403:
         return Failure(
             FailureKind.FATAL,
             f"The API key may not use model {model_id} (403{suffix}). Use a key from a "
             "workspace with access to it, or choose another model with --model",
         )
-    if error.status_code == 404:
+    if status == 404:
         return Failure(
             FailureKind.FATAL,
             f"The Anthropic API does not know model {model_id} (404{suffix}). Use --model "
@@ -140,34 +148,43 @@ def _fatal_failure(error: anthropic.APIStatusError, model_id: str) -> Failure | 
 
 
 def classify_failure(error: Exception, model_id: str) -> Failure:
-    """Decide whether a failed call is transient, tied to the question, or fatal.
+    """Decide whether a failed call is transient, tied to the request, or fatal.
 
     The only place that makes this decision; the retry loop just obeys it.
     """
-    if isinstance(error, JudgeQuestionError):
+    if isinstance(error, ReplyError):
         return Failure(FailureKind.QUESTION, error.message)
     if isinstance(error, anthropic.APITimeoutError):
-        return Failure(FailureKind.TRANSIENT, "the API did not answer in time")
+        return Failure(FailureKind.TRANSIENT, "the API did not answer in time", reached_api=False)
     if isinstance(error, anthropic.APIConnectionError):
-        return Failure(FailureKind.TRANSIENT, "the connection to the API failed")
+        return Failure(FailureKind.TRANSIENT, "the connection to the API failed", reached_api=False)
     if isinstance(error, anthropic.APIStatusError):
-        fatal = _fatal_failure(error, model_id)
+        fatal = fatal_status_failure(error.status_code, error.type, _api_message(error), model_id)
         if fatal is not None:
             return fatal
         status = error.status_code
-        retry_after = _retry_after_seconds(error)
+        retry_after = retry_after_seconds(error.response.headers)
+        should_retry = error.response.headers.get("x-should-retry")
         if status == 429:
-            return Failure(FailureKind.TRANSIENT, "API rate limit reached (429)", retry_after)
-        if status == 529:
-            return Failure(FailureKind.TRANSIENT, "API overloaded (529)", retry_after)
-        if status >= 500 or status in (408, 409):
-            return Failure(FailureKind.TRANSIENT, f"API error ({status})", retry_after)
-        detail = _api_message(error) or f"status {status}"
-        return Failure(FailureKind.QUESTION, f"request rejected: {detail}")
+            reason = "API rate limit reached (429)"
+        elif status == 529:
+            reason = "API overloaded (529)"
+        elif status >= 500 or status in (408, 409):
+            reason = f"API error ({status})"
+        else:
+            detail = _api_message(error) or f"status {status}"
+            if should_retry == "true":
+                return Failure(FailureKind.TRANSIENT, f"request rejected: {detail}", retry_after)
+            return Failure(FailureKind.QUESTION, f"request rejected: {detail}")
+        if should_retry == "false":
+            return Failure(FailureKind.QUESTION, reason, retry=False)
+        return Failure(
+            FailureKind.TRANSIENT, reason, retry_after, throttled=status in _THROTTLE_STATUSES
+        )
     return Failure(FailureKind.QUESTION, f"unexpected reply from the API: {type(error).__name__}")
 
 
-def _usage_of(message: Message) -> TokenUsage:
+def usage_of(message: Message) -> TokenUsage:
     usage = message.usage
     return TokenUsage(
         input_tokens=usage.input_tokens or 0,
@@ -177,165 +194,181 @@ def _usage_of(message: Message) -> TokenUsage:
     )
 
 
-def _verdict_of(message: Message, max_tokens: int) -> Verdict:
-    """The verdict in a successful reply, or JudgeQuestionError saying why there is none."""
-    if message.stop_reason == "refusal":
-        raise JudgeQuestionError("the model refused to judge this question")
-    if message.stop_reason == "max_tokens":
-        raise JudgeQuestionError(f"judge output was cut off at max_tokens ({max_tokens})")
-    if message.stop_reason == "model_context_window_exceeded":
-        raise JudgeQuestionError("request rejected: too long for the model's context window")
-    text = "".join(block.text for block in message.content if block.type == "text")
-    return parse_verdict(text)
+def message_text(message: Message) -> str:
+    return "".join(block.text for block in message.content if block.type == "text")
 
 
-class JudgeClient:
-    """Asks the model for one verdict at a time, with the retries and pacing of the settings."""
+@dataclass
+class _Attempts:
+    """What the calls of one request have added up to so far."""
+
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    cost_usd: float = 0.0
+    calls: int = 0
+    transient_failures: int = 0
+    unusable_answers: int = 0
+
+
+class ModelClient:
+    """Sends requests to the model, one outcome per request, with retries and accounting."""
 
     def __init__(
         self,
-        api_key: str,
-        settings: JudgeSettings,
+        transport: Transport,
+        settings: ClientSettings,
         *,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
+        limiter: CallLimiter | None = None,
+        cap: SpendingCap | None = None,
+        api_key: str = "",
         jitter: random.Random | None = None,
     ) -> None:
+        self.transport = transport
         self.settings = settings
+        self.limiter = limiter or CallLimiter()
+        self.cap = cap or SpendingCap(None)
+        self.context_window_tokens = settings.model.context_window_tokens
         self._api_key = api_key
-        self._sleep = sleep
-        self._clock = clock
         self._jitter = jitter or random.Random()
-        self._last_call_end: float | None = None
-        self._calls_this_question = 0
-        self._exhausted_in_a_row = 0
-        # The SDK reads ANTHROPIC_BASE_URL itself; the middleware sees every HTTP attempt,
-        # the SDK's own retries included, so each one is counted and logged.
-        self._client = anthropic.Anthropic(
-            api_key=api_key,
-            max_retries=settings.sdk_max_retries,
-            timeout=settings.timeout_seconds,
-            middleware=[self._observe_attempt],
-        )
-        logger.info(
-            "judge client: anthropic SDK %s, model %s, timeout %g s, SDK retries %d, "
-            "our retries %d, delay %g s",
-            anthropic.__version__,
-            settings.model_id,
-            settings.timeout_seconds,
-            settings.sdk_max_retries,
-            settings.max_retries,
-            settings.delay_seconds,
-        )
 
-    def __enter__(self) -> JudgeClient:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    @property
+    def model_id(self) -> str:
+        return self.settings.model.model_id
 
     def close(self) -> None:
-        """Release the HTTP connections."""
-        self._client.close()
+        self.transport.close()
 
-    def judge(self, system_prompt: str, user_message: str) -> JudgeOutcome:
-        """One verdict for one question, or an unscored outcome with the reason.
+    # -- direct calls -------------------------------------------------------------------------
 
-        Raises JudgeFatalError (bad key, no permission, unknown model, billing), and
-        JudgeUnavailableError when this is the ``unavailable_after``-th judging in a row whose
-        transient retries all ran out; otherwise never raises for a transient or
-        per-question failure.
+    def params(self, request: ModelRequest) -> dict[str, Any]:
+        """The API body of ``request`` for this model (the same for a direct call and a batch)."""
+        cache = self.settings.prompt_caching and caches_system_prompt(
+            request.system, self.settings.model
+        )
+        return request_params(request, self.model_id, cache_system=cache)
+
+    def estimated_call_usd(self, request: ModelRequest) -> float:
+        """A call's likely cost, reserved against ``--max-cost`` while it is in flight."""
+        usage = TokenUsage(request.input_tokens_high(), _RESERVED_OUTPUT_TOKENS)
+        return call_cost(usage, self.settings.model, batch=self.settings.batch)
+
+    def call(self, request: ModelRequest, *, label: str = "") -> CallOutcome:
+        """One usable answer to ``request``, or an outcome saying why there is none.
+
+        Raises ``JudgeFatalError`` (bad key, no access, unknown model, billing),
+        ``BudgetExhaustedError`` (``--max-cost``) and ``RunStoppedError`` (the run is stopping);
+        never raises for a transient or per-request failure.
         """
-        settings = self.settings
-        self._calls_this_question = 0
-        usage = TokenUsage()
-        transient_failures = 0
-        question_failures = 0
+        where = f"{label}: " if label else ""
+        too_long = too_long_reason(request, self.context_window_tokens)
+        if too_long is not None:
+            return CallOutcome(None, None, too_long, FailureKind.QUESTION)
+        params = self.params(request)
+        attempts = _Attempts()
         while True:
-            self._wait_for_turn()
+            reservation = self.cap.reserve(self.estimated_call_usd(request))
+            cost = 0.0
             try:
-                message = self._send(system_prompt, user_message)
+                self.limiter.acquire()
+            except BaseException:
+                self.cap.settle(reservation, 0.0)
+                raise
+            failure: Failure | None = None
+            try:
+                message = self.transport.create_message(params)
             except anthropic.APIError as error:
-                failure = classify_failure(error, settings.model_id)
+                failure = classify_failure(error, self.model_id)
+                self.limiter.release(throttled=failure.throttled, retry_after=self._capped(failure))
             else:
-                usage = usage + _usage_of(message)
-                logger.info(
-                    "judge reply: stop_reason=%s input_tokens=%d output_tokens=%d",
+                self.limiter.release()
+                usage = usage_of(message)
+                cost = call_cost(usage, self.settings.model, batch=self.settings.batch)
+                attempts.usage = attempts.usage + usage
+                attempts.cost_usd += cost
+            finally:
+                self.cap.settle(reservation, cost)
+            if failure is None:
+                attempts.calls += 1
+                logger.debug(
+                    "%s%s reply: stop_reason=%s tokens %d in / %d out",
+                    where,
+                    request.purpose,
                     message.stop_reason,
                     message.usage.input_tokens,
                     message.usage.output_tokens,
                 )
                 try:
-                    verdict = _verdict_of(message, settings.max_tokens)
-                except JudgeQuestionError as error:
-                    failure = classify_failure(error, settings.model_id)
+                    payload = read_reply(
+                        message.stop_reason, message_text(message), request.max_tokens
+                    )
+                    value = request.parse(payload)
+                except ReplyError as error:
+                    failure = classify_failure(error, self.model_id)
                 else:
-                    self._exhausted_in_a_row = 0
-                    return JudgeOutcome(verdict, None, usage, self._calls_this_question)
+                    return CallOutcome(
+                        value,
+                        payload,
+                        None,
+                        None,
+                        attempts.usage,
+                        attempts.calls,
+                        attempts.cost_usd,
+                    )
+            elif failure.reached_api:
+                attempts.calls += 1
+            outcome = self._after_failure(request, failure, attempts, where)
+            if outcome is not None:
+                return outcome
 
-            # The API's own message is quoted in some reasons; should it echo the key, the
-            # key must not reach the terminal, the log, the checkpoint or the results.
-            reason = self._redacted(failure.reason)
-            if failure.kind is FailureKind.FATAL:
-                # The CLI prints the raised error; the log alone gets this record.
-                logger.error("judge stopped: %s", reason, extra={"terminal": False})
-                raise JudgeFatalError(reason)
-            if failure.kind is FailureKind.TRANSIENT:
-                transient_failures += 1
-                if transient_failures > settings.max_retries:
-                    self._exhausted_in_a_row += 1
-                    if self._exhausted_in_a_row >= settings.unavailable_after:
-                        raise self._unavailable(reason)
-                    return self._unscored(reason, usage)
-                wait = self._backoff(transient_failures, failure.retry_after_seconds)
-                logger.warning(
-                    "%s; retrying in %.1f s (retry %d of %d)",
-                    reason,
-                    wait,
-                    transient_failures,
-                    settings.max_retries,
-                )
-                self._sleep(wait)
-            else:
-                question_failures += 1
-                if question_failures >= settings.max_calls_per_question:
-                    self._exhausted_in_a_row = 0  # the API answered: it is not down
-                    return self._unscored(reason, usage)
-                logger.warning(
-                    "%s; asking again (call %d of at most %d)",
-                    reason,
-                    question_failures + 1,
-                    settings.max_calls_per_question,
-                )
-
-    # -- internals ----------------------------------------------------------------------------
-
-    def _send(self, system_prompt: str, user_message: str) -> Message:
-        logger.info(
-            "judge request: model=%s system=%d chars user=%d chars max_tokens=%d",
-            self.settings.model_id,
-            len(system_prompt),
-            len(user_message),
-            self.settings.max_tokens,
-        )
-        try:
-            return self._client.messages.create(
-                model=self.settings.model_id,
-                max_tokens=self.settings.max_tokens,
-                system=system_prompt,
-                messages=[{"role": "user", "content": user_message}],
-                output_config={"format": {"type": "json_schema", "schema": VERDICT_SCHEMA}},
+    def _after_failure(
+        self, request: ModelRequest, failure: Failure, attempts: _Attempts, where: str
+    ) -> CallOutcome | None:
+        """Decide what a failed attempt leads to: a final outcome, or (``None``) another try."""
+        settings = self.settings
+        # The API's own message is quoted in some reasons; should it echo the key, the
+        # key must not reach the terminal, the log, the checkpoint or the results.
+        reason = self._redacted(failure.reason)
+        if failure.kind is FailureKind.FATAL:
+            # The CLI prints the raised error; the log alone gets this record.
+            logger.error("model calls stopped: %s", reason, extra={"terminal": False})
+            raise JudgeFatalError(reason)
+        if failure.kind is FailureKind.TRANSIENT:
+            attempts.transient_failures += 1
+            if attempts.transient_failures > settings.max_retries:
+                return self._gave_up(reason, FailureKind.TRANSIENT, attempts, where)
+            wait = self._backoff(attempts.transient_failures, failure.retry_after_seconds)
+            logger.warning(
+                "%s%s; retrying in %.1f s (retry %d of %d)",
+                where,
+                reason,
+                wait,
+                attempts.transient_failures,
+                settings.max_retries,
             )
-        finally:
-            self._last_call_end = self._clock()
+            self.limiter.wait(wait)
+            return None
+        attempts.unusable_answers += 1
+        if not failure.retry or attempts.unusable_answers >= settings.max_calls_per_question:
+            return self._gave_up(reason, FailureKind.QUESTION, attempts, where)
+        logger.warning(
+            "%s%s; asking again (call %d of at most %d)",
+            where,
+            reason,
+            attempts.unusable_answers + 1,
+            settings.max_calls_per_question,
+        )
+        return None
 
-    def _wait_for_turn(self) -> None:
-        """Keep at least ``delay_seconds`` between the end of one call and the next."""
-        if self._last_call_end is None or self.settings.delay_seconds <= 0:
-            return
-        remaining = self.settings.delay_seconds - (self._clock() - self._last_call_end)
-        if remaining > 0:
-            self._sleep(remaining)
+    def _gave_up(
+        self, reason: str, kind: FailureKind, attempts: _Attempts, where: str
+    ) -> CallOutcome:
+        calls = attempts.calls
+        tries = attempts.transient_failures + attempts.unusable_answers
+        if kind is FailureKind.TRANSIENT:
+            error = f"{reason}; gave up after {tries} attempt{'s' if tries != 1 else ''}"
+        else:
+            error = f"{reason}; gave up after {calls} call{'s' if calls != 1 else ''}"
+        logger.info("%sleft unscored: %s", where, error)
+        return CallOutcome(None, None, error, kind, attempts.usage, calls, attempts.cost_usd)
 
     def _backoff(self, retry_number: int, retry_after: float | None) -> float:
         """Capped exponential backoff with jitter, never shorter than the API's retry-after."""
@@ -346,67 +379,99 @@ class JudgeClient:
             wait = max(wait, retry_after)
         return min(wait, settings.backoff_max_seconds)
 
-    def _unscored(self, reason: str, usage: TokenUsage) -> JudgeOutcome:
-        calls = self._calls_this_question
-        error = f"{reason}; gave up after {calls} call{'s' if calls != 1 else ''}"
-        logger.info("question left unscored: %s", error)
-        return JudgeOutcome(None, error, usage, calls)
-
-    def _unavailable(self, reason: str) -> JudgeUnavailableError:
-        calls = self._calls_this_question
-        message = (
-            f"The Anthropic API kept failing for {self._exhausted_in_a_row} questions in a row "
-            f"({reason}; {calls} calls for the last one), so it looks unavailable. Check your "
-            "network and https://status.anthropic.com, then run the same command again to resume"
-        )
-        logger.error("judge stopped: %s", message, extra={"terminal": False})
-        return JudgeUnavailableError(message, self._exhausted_in_a_row)
+    def _capped(self, failure: Failure) -> float | None:
+        """The API's retry-after, never longer than the longest wait of the retry loop."""
+        if failure.retry_after_seconds is None:
+            return None
+        return min(failure.retry_after_seconds, self.settings.backoff_max_seconds)
 
     def _redacted(self, text: str) -> str:
         if len(self._api_key) >= 8:
             return text.replace(self._api_key, "[REDACTED]")
         return text
 
-    def _observe_attempt(
-        self, request: anthropic.APIRequest, call_next: anthropic.CallNext
-    ) -> anthropic.APIResponse[Any]:
-        """SDK middleware: runs once per HTTP attempt; counts and logs it."""
-        self._calls_this_question += 1
-        attempt = request.retries_taken + 1
-        started = time.monotonic()
+    # -- batch results ------------------------------------------------------------------------
+
+    def read_batch_message(
+        self, request: ModelRequest, message: Message
+    ) -> tuple[CallOutcome, bool]:
+        """A batch's ``succeeded`` message as an outcome; the flag says whether it was usable."""
+        usage = usage_of(message)
+        cost = call_cost(usage, self.settings.model, batch=True)
         try:
-            response = call_next(request)
-        except anthropic.APIConnectionError as error:
-            logger.info(
-                "HTTP %s %s attempt %d failed after %.2f s: %s",
-                request.method.upper(),
-                request.url,
-                attempt,
-                time.monotonic() - started,
-                type(error).__name__,
-            )
-            raise
-        logger.info(
-            "HTTP %s %s attempt %d -> %d in %.2f s (request-id %s)",
-            request.method.upper(),
-            request.url,
-            attempt,
-            response.status_code,
-            time.monotonic() - started,
-            response.headers.get("request-id", "-"),
-        )
-        self._cap_retry_after(response.headers)
-        return response
+            payload = read_reply(message.stop_reason, message_text(message), request.max_tokens)
+            value = request.parse(payload)
+        except ReplyError as error:
+            reason = self._redacted(error.message)
+            return CallOutcome(None, None, reason, FailureKind.QUESTION, usage, 1, cost), False
+        return CallOutcome(value, payload, None, None, usage, 1, cost), True
 
-    def _cap_retry_after(self, headers: httpx2.Headers) -> None:
-        """Shorten a ``retry-after`` beyond ``backoff_max_seconds`` before the SDK obeys it.
+    # -- free requests ------------------------------------------------------------------------
 
-        The SDK waits as long as the API asks; capping it here keeps a question's total
-        time bounded.
+    def check_model(self) -> int | None:
+        """Pre-flight: prove the key, the model and the access with ``GET /v1/models/{id}``.
+
+        Returns the model's context window when the API states it. Raises ``JudgeFatalError``
+        with the usual one-line fixes, and ``ConfigError`` when the API cannot be reached.
         """
-        cap = self.settings.backoff_max_seconds
-        for name, scale in _RETRY_AFTER_HEADERS:
-            seconds = _header_seconds(headers, name, scale)
-            if seconds is not None and seconds > cap:
-                logger.info("API asked to wait %g s (%s); capped at %g s", seconds, name, cap)
-                headers[name] = f"{cap / scale:g}"
+        try:
+            info = self.transport.retrieve_model(self.model_id)
+        except anthropic.APIConnectionError as error:
+            raise ConfigError(
+                f"Could not reach the Anthropic API at {self.transport.base_url} to check the "
+                f"key and model ({type(error).__name__}). Check your network (and "
+                "ANTHROPIC_BASE_URL if you set it), then run the same command again"
+            ) from error
+        except anthropic.APIStatusError as error:
+            failure = classify_failure(error, self.model_id)
+            if failure.kind is FailureKind.FATAL:
+                raise JudgeFatalError(self._redacted(failure.reason)) from error
+            raise ConfigError(
+                f"The Anthropic API could not check model {self.model_id} "
+                f"({self._redacted(failure.reason)}). Try again in a moment; "
+                "https://status.anthropic.com shows outages"
+            ) from error
+        if info.lifecycle == "retired":
+            raise JudgeFatalError(
+                f"Model {self.model_id} is retired. Use --model sonnet, haiku or opus, or a "
+                "current full model id"
+            )
+        if info.lifecycle == "deprecated":
+            logger.warning(
+                "Model %s is deprecated%s; consider a current model",
+                self.model_id,
+                f" and retires on {info.retires_at:%Y-%m-%d}" if info.retires_at else "",
+            )
+        if info.max_input_tokens:
+            self.context_window_tokens = info.max_input_tokens
+        logger.info(
+            "pre-flight: model %s (%s) available, context window %s tokens",
+            info.id,
+            info.display_name,
+            info.max_input_tokens or "not stated",
+        )
+        return info.max_input_tokens
+
+    def count_input_tokens(self, request: ModelRequest) -> int:
+        """The request's input tokens by the API's free count_tokens endpoint (with retries)."""
+        params = self.params(request)
+        transient = 0
+        while True:
+            self.limiter.acquire()
+            try:
+                count = self.transport.count_tokens(params)
+            except anthropic.APIError as error:
+                failure = classify_failure(error, self.model_id)
+                self.limiter.release(throttled=failure.throttled, retry_after=self._capped(failure))
+                if failure.kind is FailureKind.FATAL:
+                    raise JudgeFatalError(self._redacted(failure.reason)) from error
+                transient += 1
+                if failure.kind is FailureKind.QUESTION or transient > self.settings.max_retries:
+                    raise ConfigError(
+                        f"Counting tokens failed ({self._redacted(failure.reason)}). Run "
+                        "without --exact-estimate to use the local estimate"
+                    ) from error
+                self.limiter.wait(self._backoff(transient, failure.retry_after_seconds))
+            else:
+                self.limiter.release()
+                return count

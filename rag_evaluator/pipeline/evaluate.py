@@ -6,45 +6,34 @@ Prints nothing: everything the user sees or answers goes through ``RunInteractio
 from __future__ import annotations
 
 import logging
-import secrets
+import threading
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rag_evaluator import __version__
-from rag_evaluator.core.cost import CostEstimate, actual_cost, estimate_cost
-from rag_evaluator.core.fingerprint import (
-    InputNames,
-    checkpoint_key,
-    fingerprint_differences,
-    fingerprint_run,
-)
+from rag_evaluator.core.cost import CostEstimate, dollar_range
+from rag_evaluator.core.fingerprint import checkpoint_key
 from rag_evaluator.core.models import ModelInfo, resolve_model
-from rag_evaluator.core.no_information import both_say_no_information, no_information_result
-from rag_evaluator.core.prompts import build_user_message
-from rag_evaluator.core.question_results import QuestionResult, ResultRow
-from rag_evaluator.core.records import EvaluationItem, JudgeOutcome, TokenUsage
-from rag_evaluator.core.selection import (
-    exclusion_warnings,
-    format_numbers,
-    select_items,
-    shuffled_order,
-)
+from rag_evaluator.core.records import EvaluationItem, TokenUsage
+from rag_evaluator.core.result_rows import ResultRow
+from rag_evaluator.core.selection import exclusion_warnings, format_numbers, select_items
 from rag_evaluator.core.summary import RunFacts, SummaryLine, build_summary
-from rag_evaluator.core.voting import (
-    CONSENSUS_VOTES,
-    DEFAULT_HEDGE_PHRASES,
-    combine_outcomes,
-    find_hedge_phrases,
-)
-from rag_evaluator.errors import (
-    CheckpointError,
-    ConfigError,
-    JudgeFatalError,
-    JudgeUnavailableError,
+from rag_evaluator.core.tasks.base import JudgedFamily, QuestionRecord
+from rag_evaluator.core.tasks.judge import JudgeFamily
+from rag_evaluator.core.voting import DEFAULT_HEDGE_PHRASES
+from rag_evaluator.errors import ConfigError, UsageError
+from rag_evaluator.pipeline.judging import (
+    EvaluationInterrupted,
+    JudgingOptions,
+    JudgingPlan,
+    ProgressUpdate,
+    judge_pending,
+    plan_judging,
+    prepare_checkpoint,
 )
 from rag_evaluator.pipeline.metric_families import (
     JUDGE_FAMILY,
@@ -57,44 +46,41 @@ from rag_evaluator.pipeline.metric_families import (
 from rag_evaluator.pipeline.metrics import MetricOptions
 from rag_evaluator.settings import Settings
 from rag_evaluator.storage.checkpoint import (
-    CheckpointHeader,
-    CheckpointWriter,
-    LoadedCheckpoint,
     checkpoint_path,
-    load_checkpoint,
     lock_run,
     remove_checkpoint,
     resolve_checkpoint_directory,
-    rewrite_checkpoint,
 )
-from rag_evaluator.storage.input_files import read_input_bytes
 from rag_evaluator.storage.inputs import load_answers, load_ground_truth, load_questions
 from rag_evaluator.storage.prompt_file import SystemPrompt, load_system_prompt
-from rag_evaluator.storage.results import (
-    prepare_output_directory,
-    write_results,
-)
+from rag_evaluator.storage.response_cache import ResponseCache, default_cache_directory
+from rag_evaluator.storage.results import prepare_output_directory, write_results
 
 if TYPE_CHECKING:
-    from rag_evaluator.judge.client import JudgeClient
+    from rag_evaluator.judge.client import ModelClient
 
 logger = logging.getLogger(__name__)
 
 EXIT_ALL_SCORED = 0
 EXIT_SOME_UNSCORED = 1
-_SEED_RANGE = 1_000_000
 
-
-class EvaluationInterrupted(Exception):
-    """Ctrl-C during a run; ``message`` says what was kept and how to resume."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+__all__ = [
+    "EXIT_ALL_SCORED",
+    "EXIT_SOME_UNSCORED",
+    "EvaluateRequest",
+    "EvaluationInterrupted",
+    "ProgressUpdate",
+    "RunInteraction",
+    "RunOutcome",
+    "RunPlan",
+    "run_evaluation",
+]
 
 
 class RunInteraction(Protocol):
     """How the pipeline talks to the user; the command implements it with ``console``."""
+
+    def can_confirm(self) -> bool: ...
 
     def confirm(self, question: str, *, default: bool) -> bool: ...
 
@@ -102,7 +88,13 @@ class RunInteraction(Protocol):
 
     def show_plan(self, plan: RunPlan) -> None: ...
 
-    def progress(self, position: int, total: int, question_number: int) -> None: ...
+    def question_started(self, position: int, total: int, question_number: int) -> None: ...
+
+    def question_finished(self, update: ProgressUpdate) -> None: ...
+
+    def work_progress(self, label: str, done: int, total: int) -> None: ...
+
+    def finished(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -117,13 +109,22 @@ class EvaluateRequest:
     prompt_path: Path | None = None
     seed: int | None = None
     delay_seconds: float = 0.5
-    max_retries: int = 4
+    max_retries: int = 6
     timeout_seconds: float = 120.0
     output_dir: Path = Path("Evaluation_Runs")
     checkpoint_dir: Path | None = None
     metrics: str = JUDGE_FAMILY
     hedge_phrases: tuple[str, ...] = DEFAULT_HEDGE_PHRASES
     metric_options: MetricOptions = field(default_factory=MetricOptions)
+    score_missing: bool = False
+    limit: int | None = None
+    write_json: bool = False
+    concurrency: int = 1
+    batch: bool = False
+    batch_poll_seconds: float = 30.0
+    use_cache: bool = True
+    exact_estimate: bool = False
+    max_cost: float | None = None
 
 
 @dataclass(frozen=True)
@@ -144,15 +145,24 @@ class RunPlan:
     excluded_count: int
     exclusion_messages: list[str]
     families: MetricFamilies
-    model: ModelInfo | None
-    prompt_origin: str | None
-    seed: int | None
-    seed_was_drawn: bool
-    resumed_count: int
-    pending_count: int
-    no_information_count: int
-    estimate: CostEstimate | None
-    checkpoint_path: Path | None
+    coverage: tuple[int, int]
+    model: ModelInfo | None = None
+    prompt_origin: str | None = None
+    seed: int | None = None
+    seed_was_drawn: bool = False
+    selected_count: int = 0
+    limit: int | None = None
+    resumed_count: int = 0
+    pending_count: int = 0
+    cached_count: int = 0
+    no_information_count: int = 0
+    missing_answer_count: int = 0
+    too_long: list[int] = field(default_factory=list)
+    estimate: CostEstimate | None = None
+    checkpoint_path: Path | None = None
+    concurrency: int = 1
+    batch: bool = False
+    max_cost: float | None = None
 
 
 @dataclass(frozen=True)
@@ -162,15 +172,10 @@ class RunOutcome:
     declined: bool
     exit_code: int
     results_path: Path | None = None
+    json_path: Path | None = None
     summary: list[SummaryLine] = field(default_factory=list)
     unscored_count: int = 0
-
-
-@dataclass(frozen=True)
-class _Checkpointing:
-    path: Path
-    header: CheckpointHeader
-    resume_from: LoadedCheckpoint | None
+    remaining_after_limit: int = 0
 
 
 @dataclass(frozen=True)
@@ -187,7 +192,8 @@ def _log_request(request: EvaluateRequest) -> None:
     logger.info(
         "rag-eval %s evaluate: questions=%s ground_truth=%s answers=%s model=%s metrics=%s "
         "prompt=%s seed=%s delay=%ss max_retries=%s timeout=%ss output_dir=%s "
-        "checkpoint_dir=%s hedge_phrases=%s working_directory=%s",
+        "checkpoint_dir=%s hedge_phrases=%s concurrency=%s batch=%s cache=%s limit=%s "
+        "max_cost=%s score_missing=%s working_directory=%s",
         __version__,
         request.questions_path,
         request.ground_truth_path,
@@ -202,12 +208,29 @@ def _log_request(request: EvaluateRequest) -> None:
         request.output_dir,
         request.checkpoint_dir,
         ",".join(request.hedge_phrases),
+        request.concurrency,
+        request.batch,
+        request.use_cache,
+        request.limit,
+        request.max_cost,
+        request.score_missing,
         request.working_directory,
     )
 
 
-def _draw_seed() -> int:
-    return secrets.randbelow(_SEED_RANGE)
+def _missing_key_message(families: MetricFamilies) -> str:
+    message = (
+        "ANTHROPIC_API_KEY is not set. Set ANTHROPIC_API_KEY or put it in a .env file "
+        "in this folder (ANTHROPIC_API_KEY=sk-ant-...)"
+    )
+    if not (families.wants_all or families.offline):
+        return message
+    from rag_evaluator.pipeline.metric_families import runnable_offline_families
+
+    runnable = runnable_offline_families()
+    if runnable:
+        message += f", or leave the judge out with --metrics {','.join(runnable)}"
+    return message
 
 
 def _judge_setup(
@@ -217,29 +240,18 @@ def _judge_setup(
         return None
     model = resolve_model(request.model)
     if settings.api_key is None:
-        offline_hint = (
-            ", or leave the judge out with --metrics lexical,overlap,retrieval,semantic"
-            if families.wants_all or families.offline
-            else ""
-        )
-        raise ConfigError(
-            "ANTHROPIC_API_KEY is not set. Set ANTHROPIC_API_KEY or put it in a .env file "
-            f"in this folder (ANTHROPIC_API_KEY=sk-ant-...){offline_hint}"
-        )
+        raise ConfigError(_missing_key_message(families))
     prompt = load_system_prompt(request.prompt_path, request.working_directory)
     return _JudgeSetup(settings.api_key, model, prompt)
 
 
-@dataclass(frozen=True)
-class _JudgeRun:
-    """The judging part of a run: where it stands and what is left to send."""
-
-    setup: _JudgeSetup
-    checkpointing: _Checkpointing
-    done: dict[int, QuestionResult]
-    pending: list[int]
-    without_call: set[int]
-    estimate: CostEstimate
+def _check_request(request: EvaluateRequest) -> None:
+    if request.batch and request.concurrency != 1:
+        logger.info("--concurrency is not used with --batch (the API runs the batch)")
+    if request.max_cost is not None and request.max_cost <= 0:
+        raise UsageError(
+            f"--max-cost must be more than 0 dollars (got {request.max_cost:g}). Try --max-cost 5"
+        )
 
 
 def run_evaluation(
@@ -252,6 +264,7 @@ def run_evaluation(
     """Run ``rag-eval evaluate`` from parsed options to the written results file."""
     started_at = now or datetime.now()
     _log_request(request)
+    _check_request(request)
     families = parse_metric_families(request.metrics)
     if families.judge:
         resolve_model(request.model)  # an unknown model is reported before any file is read
@@ -259,7 +272,7 @@ def run_evaluation(
     questions = load_questions(request.questions_path)
     ground_truth = load_ground_truth(request.ground_truth_path)
     answers = load_answers(request.answers_path)
-    selection = select_items(questions, ground_truth, answers)
+    selection = select_items(questions, ground_truth, answers, score_missing=request.score_missing)
     exclusion_messages = exclusion_warnings(selection.exclusions)
     for message in exclusion_messages:
         logger.warning(message)
@@ -267,370 +280,317 @@ def run_evaluation(
     families = resolve_all(families, items)
     check_offline_ready(families, request.metric_options)
     setup = _judge_setup(request, settings, families)
-    with ExitStack() as hold:
-        judging = None
-        if setup is not None:
-            checkpoint = _checkpoint_location(request, settings)
-            # Held until the run ends (the OS drops it if the process dies), so two runs over
-            # the same files cannot interleave their answers in one checkpoint.
-            hold.enter_context(lock_run(checkpoint))
-            judging = _plan_judging(request, interaction, setup, items, started_at, checkpoint)
-
-        plan = RunPlan(
-            files=[
-                InputFileInfo("Questions", request.questions_path, len(questions.rows)),
-                InputFileInfo("Ground truth", request.ground_truth_path, len(ground_truth.rows)),
-                InputFileInfo("Answers", request.answers_path, len(answers.rows)),
-            ],
-            question_count=len(items),
-            excluded_count=len(selection.exclusions),
-            exclusion_messages=exclusion_messages,
-            families=families,
-            model=setup.model if setup else None,
-            prompt_origin=setup.system_prompt.origin if setup else None,
-            seed=judging.checkpointing.header.seed if judging else None,
-            seed_was_drawn=judging is not None
-            and judging.checkpointing.resume_from is None
-            and request.seed is None,
-            resumed_count=len(judging.done) if judging else 0,
-            pending_count=len(judging.pending) if judging else 0,
-            no_information_count=len(judging.without_call) if judging else 0,
-            estimate=judging.estimate if judging else None,
-            checkpoint_path=judging.checkpointing.path if judging else None,
-        )
-        interaction.show_plan(plan)
-        if judging and judging.pending and not interaction.confirm("Proceed?", default=True):
-            logger.info("The user declined to proceed; nothing was evaluated")
-            return RunOutcome(declined=True, exit_code=EXIT_ALL_SCORED)
-        # Found out now, not after every question has been paid for.
-        prepare_output_directory(request.output_dir)
-
-        metric_columns, metric_scores = compute_offline(
-            families, items, request.metric_options, interaction.info
-        )
-        done: dict[int, QuestionResult] = {}
-        if judging is not None:
-            done = _judge_pending(request, interaction, judging, items)
-
-        rows = [
-            ResultRow(
-                item, done.get(item.question_number), metric_scores.get(item.question_number, {})
-            )
-            for item in items
-        ]
-        usage = sum((result.usage for result in done.values()), TokenUsage())
-        facts = RunFacts(
-            judged=setup is not None,
-            model_id=setup.model.model_id if setup else None,
-            seed=plan.seed,
-            prompt_origin=plan.prompt_origin,
-            usage=usage,
-            cost_usd=actual_cost(usage, setup.model) if setup else None,
-            metric_columns=metric_columns,
-        )
-        summary = build_summary(rows, facts)
-        results_path = write_results(
-            request.output_dir,
-            started_at,
-            summary,
-            rows,
-            judged=setup is not None,
-            metric_columns=metric_columns,
-        )
-        logger.info("Results written to %s", results_path)
-        if judging is not None:
-            remove_checkpoint(judging.checkpointing.path)
-        unscored = sum(1 for result in done.values() if not result.scored)
-        return RunOutcome(
-            declined=False,
-            exit_code=EXIT_SOME_UNSCORED if unscored else EXIT_ALL_SCORED,
-            results_path=results_path,
-            summary=summary,
-            unscored_count=unscored,
-        )
-
-
-def _input_paths(request: EvaluateRequest) -> list[str]:
-    return [
-        str(path.resolve())
-        for path in (request.questions_path, request.ground_truth_path, request.answers_path)
+    files = [
+        InputFileInfo("Questions", request.questions_path, len(questions.rows)),
+        InputFileInfo("Ground truth", request.ground_truth_path, len(ground_truth.rows)),
+        InputFileInfo("Answers", request.answers_path, len(answers.rows)),
     ]
+    base_plan = RunPlan(
+        files=files,
+        question_count=len(items),
+        excluded_count=len(selection.exclusions),
+        exclusion_messages=exclusion_messages,
+        families=families,
+        coverage=selection.coverage,
+        selected_count=len(items) if request.limit is None else min(request.limit, len(items)),
+        limit=request.limit,
+    )
+    if setup is None:
+        return _offline_run(request, interaction, base_plan, items, started_at)
+    return _judged_run(request, settings, interaction, base_plan, setup, items, started_at)
+
+
+def _offline_run(
+    request: EvaluateRequest,
+    interaction: RunInteraction,
+    plan: RunPlan,
+    items: Sequence[EvaluationItem],
+    started_at: datetime,
+) -> RunOutcome:
+    """A run of offline metric families only: no key, no call, no prompt, no checkpoint."""
+    selected = list(items) if request.limit is None else list(items)[: request.limit]
+    interaction.show_plan(plan)
+    prepare_output_directory(request.output_dir)
+    metric_columns, metric_scores = compute_offline(
+        plan.families, selected, request.metric_options, interaction.info
+    )
+    interaction.finished()
+    rows = [ResultRow(item, None, metric_scores.get(item.question_number, {})) for item in selected]
+    facts = RunFacts(judged=False, coverage=plan.coverage, metric_columns=metric_columns)
+    summary = build_summary(rows, facts)
+    results_path, json_path = write_results(
+        request.output_dir,
+        started_at,
+        summary,
+        rows,
+        families=[],
+        metric_columns=metric_columns,
+        with_json=request.write_json,
+    )
+    logger.info("Results written to %s", results_path)
+    return RunOutcome(False, EXIT_ALL_SCORED, results_path, json_path, summary)
+
+
+def _judged_families(request: EvaluateRequest, setup: _JudgeSetup) -> tuple[JudgedFamily[Any], ...]:
+    return (JudgeFamily(setup.system_prompt.text, request.hedge_phrases),)
 
 
 def _checkpoint_location(request: EvaluateRequest, settings: Settings) -> Path:
     """The checkpoint of a run over these three input files (named after their paths)."""
     directory = resolve_checkpoint_directory(request.checkpoint_dir, settings.checkpoint_dir)
-    return checkpoint_path(directory, checkpoint_key(_input_paths(request)))
+    paths = [
+        str(path.resolve())
+        for path in (request.questions_path, request.ground_truth_path, request.answers_path)
+    ]
+    return checkpoint_path(directory, checkpoint_key(paths))
 
 
-def _plan_judging(
+def _open_cache(request: EvaluateRequest, settings: Settings) -> ResponseCache:
+    if not request.use_cache:
+        return ResponseCache(None)
+    directory = settings.cache_dir or default_cache_directory()
+    from rag_evaluator.storage.response_cache import CACHE_FILE_NAME
+
+    return ResponseCache(directory / CACHE_FILE_NAME)
+
+
+def _make_client(
+    request: EvaluateRequest, setup: _JudgeSetup, stop: threading.Event
+) -> ModelClient:
+    # Imported here: the SDK takes seconds to import, which every other command would pay.
+    from rag_evaluator.judge.client import ClientSettings, ModelClient
+    from rag_evaluator.judge.limits import CallLimiter, SpendingCap
+    from rag_evaluator.judge.transport import Transport
+
+    transport = Transport(setup.api_key, request.timeout_seconds)
+    return ModelClient(
+        transport,
+        ClientSettings(model=setup.model, max_retries=request.max_retries, batch=request.batch),
+        limiter=CallLimiter(
+            request.concurrency if not request.batch else 1,
+            request.delay_seconds,
+            stop=stop,
+        ),
+        cap=SpendingCap(request.max_cost),
+        api_key=setup.api_key,
+    )
+
+
+def _judged_run(
     request: EvaluateRequest,
+    settings: Settings,
     interaction: RunInteraction,
+    base_plan: RunPlan,
     setup: _JudgeSetup,
     items: Sequence[EvaluationItem],
     started_at: datetime,
-    checkpoint: Path,
-) -> _JudgeRun:
-    """Settle the checkpoint (resume or not), what is left to send, and its estimated cost."""
-    items_by_number = {item.question_number: item for item in items}
-    checkpointing = _prepare_checkpoint(
-        request, interaction, setup, set(items_by_number), started_at, checkpoint
+) -> RunOutcome:
+    judged = _judged_families(request, setup)
+    options = JudgingOptions(
+        model=setup.model,
+        families=judged,
+        prompt_origin=setup.system_prompt.origin,
+        input_paths=(request.questions_path, request.ground_truth_path, request.answers_path),
+        seed=request.seed,
+        limit=request.limit,
+        concurrency=request.concurrency,
+        batch=request.batch,
+        use_cache=request.use_cache,
+        exact_estimate=request.exact_estimate,
+        score_missing=request.score_missing,
+        settings={"score_missing": request.score_missing},
     )
-    done: dict[int, QuestionResult] = {}
-    if checkpointing.resume_from is not None:
-        done = dict(checkpointing.resume_from.results)
-        if request.seed is not None and request.seed != checkpointing.header.seed:
-            logger.warning(
-                "--seed %s is ignored: the resumed run keeps its own order (seed %s)",
-                request.seed,
-                checkpointing.header.seed,
-            )
-    pending = [number for number in checkpointing.header.order if number not in done]
-    without_call = {
-        number
-        for number in pending
-        if both_say_no_information(
-            items_by_number[number].rag_answer, items_by_number[number].ground_truth
+    stop = threading.Event()
+    with ExitStack() as hold:
+        checkpoint_file = _checkpoint_location(request, settings)
+        # Held until the run ends (the OS drops it if the process dies), so two runs over
+        # the same files cannot interleave their answers in one checkpoint.
+        hold.enter_context(lock_run(checkpoint_file))
+        cache = _open_cache(request, settings)
+        hold.callback(cache.close)
+        checkpoint = prepare_checkpoint(
+            options,
+            interaction,
+            {item.question_number for item in items},
+            checkpoint_file,
+            started_at,
         )
-    }
-    to_send = [items_by_number[number] for number in pending if number not in without_call]
-    estimate = estimate_cost(
-        [build_user_message(item.question, item.ground_truth, item.rag_answer) for item in to_send],
-        setup.system_prompt.text,
-        setup.model,
+        client = _make_client(request, setup, stop)
+        hold.callback(client.close)
+        plan = plan_judging(
+            options,
+            checkpoint,
+            items,
+            cache,
+            answers_name=request.answers_path.name,
+            context_window_tokens=client.context_window_tokens,
+        )
+        if plan.sends_calls:
+            if not interaction.can_confirm():
+                raise UsageError(
+                    "There is no terminal to ask 'Proceed?' before paying for the calls. "
+                    "Run with --yes (-y) to confirm in scripts and CI"
+                )
+            # Free, and before the user is asked to pay: a bad key or model stops here.
+            window = client.check_model()
+            if window is not None and window != setup.model.context_window_tokens:
+                plan = plan_judging(
+                    options,
+                    checkpoint,
+                    items,
+                    cache,
+                    answers_name=request.answers_path.name,
+                    context_window_tokens=window,
+                )
+            if request.exact_estimate and plan.sends_calls:
+                plan = plan_judging(
+                    options,
+                    checkpoint,
+                    items,
+                    cache,
+                    answers_name=request.answers_path.name,
+                    context_window_tokens=client.context_window_tokens,
+                    count_tokens=client.count_input_tokens,
+                )
+        run_plan = _run_plan(base_plan, request, setup, plan)
+        interaction.show_plan(run_plan)
+        if plan.sends_calls and not interaction.confirm("Proceed?", default=True):
+            logger.info("The user declined to proceed; nothing was evaluated")
+            return RunOutcome(declined=True, exit_code=EXIT_ALL_SCORED)
+        # Found out now, not after every question has been paid for.
+        prepare_output_directory(request.output_dir)
+        selected_numbers = set(plan.selected)
+        selected = [item for item in items if item.question_number in selected_numbers]
+        metric_columns, metric_scores = compute_offline(
+            base_plan.families, selected, request.metric_options, interaction.info
+        )
+        run_batches = None
+        if request.batch:
+            from rag_evaluator.pipeline.batches import BatchRunner
+
+            runner = BatchRunner(
+                client, stop, poll_seconds=request.batch_poll_seconds, interaction=interaction
+            )
+            run_batches = runner.run
+        records = judge_pending(
+            plan,
+            options,
+            lambda model_request, label: client.call(model_request, label=label),
+            cache,
+            interaction,
+            stop,
+            run_batches=run_batches,
+        )
+        interaction.finished()
+        return _write_outcome(
+            request,
+            base_plan,
+            setup,
+            plan,
+            selected,
+            records,
+            metric_columns,
+            metric_scores,
+            started_at,
+            judged,
+            cache,
+        )
+
+
+def _run_plan(
+    base: RunPlan, request: EvaluateRequest, setup: _JudgeSetup, plan: JudgingPlan
+) -> RunPlan:
+    checkpoint = plan.checkpoint
+    pending = sum(1 for job in plan.jobs if job.families or job.known)
+    return replace(
+        base,
+        model=setup.model,
+        prompt_origin=setup.system_prompt.origin,
+        seed=checkpoint.header.seed,
+        seed_was_drawn=checkpoint.resume_from is None and request.seed is None,
+        selected_count=len(plan.selected),
+        resumed_count=len(plan.done),
+        pending_count=pending,
+        cached_count=plan.cached_count,
+        no_information_count=plan.shortcut_count,
+        missing_answer_count=plan.missing_answer_count,
+        too_long=plan.too_long,
+        estimate=plan.estimate if plan.sends_calls else None,
+        checkpoint_path=checkpoint.path,
+        concurrency=request.concurrency,
+        batch=request.batch,
+        max_cost=request.max_cost,
     )
-    return _JudgeRun(setup, checkpointing, done, pending, without_call, estimate)
 
 
-def _prepare_checkpoint(
+def _write_outcome(
     request: EvaluateRequest,
-    interaction: RunInteraction,
-    judge: _JudgeSetup,
-    question_numbers: set[int],
+    base_plan: RunPlan,
+    setup: _JudgeSetup,
+    plan: JudgingPlan,
+    selected: Sequence[EvaluationItem],
+    records: dict[int, QuestionRecord],
+    metric_columns: list[str],
+    metric_scores: dict[int, dict[str, float | None]],
     started_at: datetime,
-    path: Path,
-) -> _Checkpointing:
-    """Find this run's checkpoint and decide, with the user, whether to resume it.
-
-    Nothing is deleted here: a fresh header replaces an old checkpoint only once the
-    user has said ``Proceed`` and the first question is about to be sent.
-    """
-    input_paths = _input_paths(request)
-    fingerprint = fingerprint_run(
-        read_input_bytes(request.questions_path),
-        read_input_bytes(request.ground_truth_path),
-        read_input_bytes(request.answers_path),
-        judge.model.model_id,
-        judge.system_prompt.text,
-    )
-    seed = request.seed if request.seed is not None else _draw_seed()
-    fresh = _Checkpointing(
-        path,
-        CheckpointHeader(
-            fingerprint=fingerprint,
-            seed=seed,
-            order=shuffled_order(question_numbers, seed),
-            prompt_origin=judge.system_prompt.origin,
-            input_paths=input_paths,
-            created_at=started_at.isoformat(timespec="seconds"),
-        ),
-        resume_from=None,
-    )
-    loaded = load_checkpoint(path)
-    if loaded is None:
-        return fresh
-    if not loaded.results:
-        logger.info("Checkpoint %s holds no finished question; starting afresh", path)
-        return fresh
-
-    total = len(loaded.header.order)
-    finished = len(loaded.results)
-    names = InputNames(
-        request.questions_path.name, request.ground_truth_path.name, request.answers_path.name
-    )
-    differences = fingerprint_differences(loaded.header.fingerprint, fingerprint, names)
-    if differences:
-        changed = ", ".join(differences)
-        logger.warning(
-            "An unfinished run of these files (%s of %s questions done, checkpoint %s) "
-            "cannot be resumed: %s changed since",
-            finished,
-            total,
-            path,
-            changed,
+    judged: Sequence[JudgedFamily[Any]],
+    cache: ResponseCache,
+) -> RunOutcome:
+    rows = [
+        ResultRow(
+            item, records.get(item.question_number), metric_scores.get(item.question_number, {})
         )
-        if not interaction.confirm("Discard it and start a new run?", default=False):
-            raise CheckpointError(
-                f"The unfinished run's checkpoint was kept because {changed} changed. "
-                "To resume it, run again with the same inputs, model and prompt; "
-                f"to start over, answer y or delete {path}"
-            )
-        return fresh
-    if set(loaded.header.order) != question_numbers:
-        raise CheckpointError(
-            f"The checkpoint {path} lists other questions than the input files. "
-            f"Delete {path} to start the run over"
-        )
-    started = loaded.header.created_at.replace("T", " ")
-    interaction.info(
-        f"Found an unfinished run of these files started {started}: "
-        f"{finished} of {total} questions done (seed {loaded.header.seed})."
+        for item in selected
+    ]
+    present = [
+        records[item.question_number] for item in selected if item.question_number in records
+    ]
+    usage = sum((record.usage for record in present), TokenUsage())
+    cached_questions = sum(
+        1
+        for record in present
+        if record.results and all(result.cached for result in record.results.values())
     )
-    if interaction.confirm("Resume previous run?", default=True):
-        return _Checkpointing(path, loaded.header, loaded)
-    return fresh
-
-
-def _judge_pending(
-    request: EvaluateRequest,
-    interaction: RunInteraction,
-    judging: _JudgeRun,
-    items: Sequence[EvaluationItem],
-) -> dict[int, QuestionResult]:
-    """Judge every question still pending, checkpointing each before the next is sent.
-
-    Returns every finished question, the resumed ones included.
-    """
-    checkpointing = judging.checkpointing
-    order = checkpointing.header.order
-    items_by_number = {item.question_number: item for item in items}
-    done = dict(judging.done)
-    finished_now: list[int] = []
-    if checkpointing.resume_from is not None:
-        writer = CheckpointWriter.resume(checkpointing.resume_from)
-    else:
-        writer = CheckpointWriter.create(checkpointing.path, checkpointing.header)
-    logger.info(
-        "Checkpoint %s (%s of %s done, seed %s, %s)",
-        checkpointing.path,
-        len(done),
-        len(order),
-        checkpointing.header.seed,
-        "resumed" if checkpointing.resume_from is not None else "new run",
+    estimate = plan.estimate
+    facts = RunFacts(
+        judged=True,
+        model_id=setup.model.model_id,
+        seed=plan.checkpoint.header.seed,
+        prompt_origin=setup.system_prompt.origin,
+        usage=usage,
+        calls=sum(record.calls for record in present),
+        cached_questions=cached_questions,
+        cost_usd=sum(record.cost_usd for record in present),
+        estimate=dollar_range(estimate.low_usd, estimate.high_usd) if plan.sends_calls else None,
+        batch=request.batch,
+        coverage=base_plan.coverage,
+        metric_columns=metric_columns,
     )
-    # Imported here: the SDK takes seconds to import, which every other command would pay.
-    from rag_evaluator.judge.client import JudgeClient, JudgeSettings
-
-    setup = judging.setup
-    client = JudgeClient(
-        setup.api_key,
-        JudgeSettings(
-            model_id=setup.model.model_id,
-            max_retries=request.max_retries,
-            timeout_seconds=request.timeout_seconds,
-            delay_seconds=request.delay_seconds,
-        ),
+    summary = build_summary(rows, facts, judged)
+    results_path, json_path = write_results(
+        request.output_dir,
+        started_at,
+        summary,
+        rows,
+        families=judged,
+        metric_columns=metric_columns,
+        with_json=request.write_json,
     )
-    try:
-        for position, number in enumerate(order, start=1):
-            if number in done:
-                continue
-            interaction.progress(position, len(order), number)
-            result = _judge_item(
-                client, setup.system_prompt.text, items_by_number[number], request.hedge_phrases
-            )
-            writer.append(result)
-            done[number] = result
-            finished_now.append(number)
-            logger.info(
-                "Question %s: %s%s%s (calls: %s, tokens: %s in / %s out)",
-                number,
-                result.scores.label() if result.scores else "unscored",
-                " by consensus" if result.consensus else "",
-                f", error: {result.error}" if result.error else "",
-                result.calls,
-                result.usage.input_tokens,
-                result.usage.output_tokens,
-            )
-    except KeyboardInterrupt:
-        # The command prints the message below; the log alone gets this record.
-        logger.warning(
-            "Interrupted after %s of %s questions",
-            len(done),
-            len(order),
-            extra={"terminal": False},
-        )
-        raise EvaluationInterrupted(
-            f"Interrupted after {len(done)} of {len(order)} questions; they are saved in the "
-            f"checkpoint {checkpointing.path}. Run the same command again to resume"
-        ) from None
-    except JudgeFatalError as exc:
-        if isinstance(exc, JudgeUnavailableError):
-            writer.close()
-            _forget_outage_victims(checkpointing, done, finished_now, exc.questions_in_a_row - 1)
-        if done:
-            raise JudgeFatalError(_with_kept_questions(exc.message, len(done))) from exc
-        raise
-    finally:
-        writer.close()
-        client.close()
-    return done
-
-
-_RESUME_HINT = "run the same command again to resume"
-
-
-def _with_kept_questions(message: str, finished: int) -> str:
-    """A fatal error's message, plus what was saved and (unless it says so) how to resume."""
-    kept = (
-        "The finished question is kept"
-        if finished == 1
-        else f"The {finished} finished questions are kept"
-    )
-    message = message.rstrip(".")
-    if _RESUME_HINT in message:
-        return f"{message}. {kept} in the checkpoint"
-    return f"{message}. {kept}: {_RESUME_HINT} once this is fixed"
-
-
-def _forget_outage_victims(
-    checkpointing: _Checkpointing,
-    done: dict[int, QuestionResult],
-    finished_now: list[int],
-    at_most: int,
-) -> None:
-    """Take the unscored rows an outage caused back out of the checkpoint.
-
-    They were recorded before the outage showed; dropping them means a resumed run asks
-    them again instead of keeping them unscored.
-    """
-    victims: list[int] = []
-    for number in reversed(finished_now):
-        if len(victims) >= at_most or done[number].scored:
-            break
-        victims.append(number)
-    if not victims:
-        return
-    for number in victims:
-        del done[number]
-    rewrite_checkpoint(checkpointing.path, checkpointing.header, done.values())
-    logger.info(
-        "Questions %s were left unscored by the outage; a resumed run asks them again",
-        format_numbers(victims),
+    logger.info("Results written to %s", results_path)
+    if plan.remaining_after_limit == 0:
+        remove_checkpoint(plan.checkpoint.path)
+    unscored = sum(1 for record in present if not record.scored)
+    logger.info("Response cache: %d hit(s)", cache.hits)
+    return RunOutcome(
+        declined=False,
+        exit_code=EXIT_SOME_UNSCORED if unscored else EXIT_ALL_SCORED,
+        results_path=results_path,
+        json_path=json_path,
+        summary=summary,
+        unscored_count=unscored,
+        remaining_after_limit=plan.remaining_after_limit,
     )
 
 
-def _judge_item(
-    client: JudgeClient,
-    system_prompt: str,
-    item: EvaluationItem,
-    hedge_phrases: Sequence[str],
-) -> QuestionResult:
-    """One question: no call for a double "no information", else the judge, plus consensus."""
-    if both_say_no_information(item.rag_answer, item.ground_truth):
-        return no_information_result(item.question_number)
-    message = build_user_message(item.question, item.ground_truth, item.rag_answer)
-    first = client.judge(system_prompt, message)
-    hedges: tuple[str, ...] = ()
-    if first.verdict is not None:
-        hedges = find_hedge_phrases(first.verdict.reasoning, hedge_phrases)
-    votes: list[JudgeOutcome] = []
-    if hedges:
-        logger.info(
-            "Question %s: the reasoning hedges (%s); asking for %s more votes",
-            item.question_number,
-            ", ".join(hedges),
-            CONSENSUS_VOTES,
-        )
-        votes = [client.judge(system_prompt, message) for _ in range(CONSENSUS_VOTES)]
-    return combine_outcomes(item.question_number, first, hedges, votes)
+def describe_too_long(numbers: Sequence[int]) -> str:
+    return format_numbers(numbers, 10)

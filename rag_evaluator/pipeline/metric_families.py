@@ -124,3 +124,8 @@ def compute_offline(
     for warning in result.warnings:
         logger.warning(warning)
     return list(result.columns), dict(result.scores)
+
+
+def runnable_offline_families() -> list[str]:
+    """The offline families whose optional dependencies are installed, in display order."""
+    return [family for family in OFFLINE_FAMILIES if _missing_extra(family) is None]

@@ -1,28 +1,39 @@
 """The checkpoint of an evaluate run: an append-only JSON Lines file, private to the user.
 
-Line 1 is a header (format version, fingerprint of inputs/model/prompt, seed, the shuffled
-order); every further line is one finished question. Each line is appended, flushed and
-fsynced before the next question is sent, so a crash loses at most the question in flight.
+Line 1 is a header (format version, fingerprint of inputs/model/prompt/families, seed, the
+shuffled order). Then, in the order things happen:
+
+- ``question``: one finished question, every judged family's result in it. Appended and
+  fsynced as soon as the question's last call is done.
+- ``stage``: the outcomes of one finished stage of a question that needs more calls (the
+  judge's first verdict before its consensus votes, claims before their verification), so
+  that a stop in between never pays for those calls again. Not fsynced on its own: the next
+  fsync (of any line) makes it durable.
+- ``batch`` / ``batch_done``: a Message Batch the moment it is created (fsynced), and once
+  its results are consumed, so a rerun after a crash polls the same batch.
+
 A torn last line (the process died mid-write) is ignored; a damaged line before it is not.
-The API key is never written: nothing here receives it.
+Format 1 checkpoints (judge only) are still read. The API key is never written: nothing here
+receives it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from platformdirs import user_state_dir
 
 from rag_evaluator.core.fingerprint import RunFingerprint
-from rag_evaluator.core.question_results import QuestionResult, Scores, Vote
 from rag_evaluator.core.records import TokenUsage
+from rag_evaluator.core.tasks.base import FamilyResult, JudgedFamily, QuestionRecord
+from rag_evaluator.core.tasks.judge import JUDGE_FAMILY
 from rag_evaluator.errors import CheckpointError
 from rag_evaluator.storage.atomic import write_bytes_atomic
 
@@ -33,10 +44,15 @@ except ImportError:  # pragma: no cover - Windows
 
 logger = logging.getLogger(__name__)
 
-CHECKPOINT_FORMAT = 1
+CHECKPOINT_FORMAT = 2
+READABLE_FORMATS = (1, 2)
 _APP_NAME = "rag-eval"
 _DIRECTORY_MODE = 0o700
 _FILE_MODE = 0o600
+# Lock files are taken again when another run replaced them between open and flock.
+_LOCK_ATTEMPTS = 20
+
+Families = Mapping[str, JudgedFamily[Any]]
 
 
 @dataclass(frozen=True)
@@ -49,15 +65,41 @@ class CheckpointHeader:
     prompt_origin: str
     input_paths: list[str]
     created_at: str
+    format: int = CHECKPOINT_FORMAT
+
+
+@dataclass(frozen=True)
+class RecordedOutcome:
+    """One call's outcome as the checkpoint keeps it (the answer's raw JSON, not its parse)."""
+
+    payload: dict[str, Any] | None
+    error: str | None
+    failure: str | None
+    usage: TokenUsage
+    calls: int
+    cost_usd: float
+
+
+@dataclass(frozen=True)
+class RecordedStage:
+    """The outcomes of one finished stage of an unfinished question's family."""
+
+    digest: str
+    outcomes: tuple[RecordedOutcome, ...]
+
+
+StageKey = tuple[int, str, int]  # question number, family, stage index
 
 
 @dataclass(frozen=True)
 class LoadedCheckpoint:
-    """A checkpoint read back: its header and the finished questions by number."""
+    """A checkpoint read back: header, finished questions, finished stages, open batches."""
 
     path: Path
     header: CheckpointHeader
-    results: dict[int, QuestionResult] = field(default_factory=dict)
+    results: dict[int, QuestionRecord] = field(default_factory=dict)
+    stages: dict[StageKey, RecordedStage] = field(default_factory=dict)
+    open_batches: dict[str, tuple[str, ...]] = field(default_factory=dict)
     torn_line_ignored: bool = False
 
 
@@ -106,21 +148,6 @@ def ensure_private_directory(directory: Path) -> None:
 # --- serialisation -------------------------------------------------------------------------
 
 
-def _scores_to_json(scores: Scores | None) -> dict[str, int] | None:
-    if scores is None:
-        return None
-    return {"precision": scores.precision, "recall": scores.recall, "accuracy": scores.accuracy}
-
-
-def _scores_from_json(data: Any) -> Scores | None:
-    if data is None:
-        return None
-    values = [data["precision"], data["recall"], data["accuracy"]]
-    if not all(value in (0, 1) and isinstance(value, int) for value in values):
-        raise ValueError("scores must be 0 or 1")
-    return Scores(*values)
-
-
 def _usage_to_json(usage: TokenUsage) -> dict[str, int]:
     return {
         "input_tokens": usage.input_tokens,
@@ -135,6 +162,14 @@ def _count(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError("counts must be whole numbers of at least 0")
     return value
+
+
+def _dollars(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        raise ValueError("costs must be numbers of at least 0")
+    if value == float("inf"):
+        raise ValueError("costs must be finite")
+    return float(value)
 
 
 def _usage_from_json(data: Any) -> TokenUsage:
@@ -152,48 +187,110 @@ def _optional_text(value: Any) -> str | None:
     raise ValueError("expected text or null")
 
 
-def result_to_json(result: QuestionResult) -> dict[str, Any]:
-    """The checkpoint line of one finished question (the full reasoning is not kept)."""
+def family_result_to_json(family: JudgedFamily[Any], result: FamilyResult) -> dict[str, Any]:
+    """A family's result with the fields every family shares, as checkpoint/cache JSON."""
     return {
-        "type": "question",
-        "question_number": result.question_number,
-        "scores": _scores_to_json(result.scores),
-        "summary": result.summary,
-        "error": result.error,
-        "consensus": result.consensus,
-        "initial_scores": _scores_to_json(result.initial_scores),
-        "votes": [
-            {"scores": _scores_to_json(vote.scores), "error": vote.error} for vote in result.votes
-        ],
-        "hedge_phrases": list(result.hedge_phrases),
-        "note": result.note,
         "usage": _usage_to_json(result.usage),
         "calls": result.calls,
+        "cost_usd": result.cost_usd,
+        "error": result.error,
+        "failure": result.failure,
+        "cached": result.cached,
+        "result": family.to_json(result),
     }
 
 
-def result_from_json(data: Any) -> QuestionResult:
-    """Read a checkpoint line back; raises KeyError/TypeError/ValueError when malformed."""
+def family_result_from_json(family: JudgedFamily[Any], data: Any) -> FamilyResult:
+    """Read what ``family_result_to_json`` wrote; raises KeyError/TypeError/ValueError."""
+    if not isinstance(data, dict):
+        raise ValueError("a family result must be an object")
+    result = family.from_json(data["result"])
+    cached = data.get("cached", False)
+    if not isinstance(cached, bool):
+        raise ValueError("cached must be true or false")
+    return replace(
+        result,
+        usage=_usage_from_json(data["usage"]),
+        calls=_count(data["calls"]),
+        cost_usd=_dollars(data.get("cost_usd", 0.0)),
+        error=_optional_text(data["error"]),
+        failure=_optional_text(data.get("failure")),
+        cached=cached,
+    )
+
+
+def record_to_json(record: QuestionRecord, families: Families) -> dict[str, Any]:
+    """The checkpoint line of one finished question (no full reasoning, no secrets)."""
+    return {
+        "type": "question",
+        "question_number": record.question_number,
+        "families": {
+            name: family_result_to_json(families[name], result)
+            for name, result in record.results.items()
+        },
+    }
+
+
+def record_from_json(data: Any, families: Families) -> QuestionRecord:
+    """Read a question line back; raises KeyError/TypeError/ValueError when malformed."""
     if not isinstance(data, dict) or data.get("type") != "question":
         raise ValueError("not a question line")
     number = data["question_number"]
-    if not isinstance(number, int):
+    if isinstance(number, bool) or not isinstance(number, int):
         raise ValueError("question_number must be an integer")
-    return QuestionResult(
-        question_number=number,
-        scores=_scores_from_json(data["scores"]),
-        summary=str(data["summary"]),
+    if "families" not in data:
+        return _record_from_format_1(number, data, families)
+    saved = data["families"]
+    if not isinstance(saved, dict):
+        raise ValueError("families must be an object")
+    results: dict[str, FamilyResult] = {}
+    for name, result in saved.items():
+        if name not in families:
+            raise ValueError(f"unknown family {name!r}")
+        results[name] = family_result_from_json(families[name], result)
+    return QuestionRecord(number, results)
+
+
+def _record_from_format_1(number: int, data: dict[str, Any], families: Families) -> QuestionRecord:
+    """A format 1 question line (the judge alone) as a format 2 record."""
+    judge = families[JUDGE_FAMILY]
+    result = judge.from_json(data)
+    usage = _usage_from_json(data["usage"])
+    calls = _count(data["calls"])
+    error = _optional_text(data["error"])
+    # Format 1 did not say why a row was unscored; it kept only rows it meant to keep.
+    result = replace(
+        result,
+        usage=usage,
+        calls=calls,
+        error=error,
+        failure="question" if error is not None else None,
+    )
+    return QuestionRecord(number, {JUDGE_FAMILY: result})
+
+
+def _outcome_to_json(outcome: RecordedOutcome) -> dict[str, Any]:
+    return {
+        "payload": outcome.payload,
+        "error": outcome.error,
+        "failure": outcome.failure,
+        "usage": _usage_to_json(outcome.usage),
+        "calls": outcome.calls,
+        "cost_usd": outcome.cost_usd,
+    }
+
+
+def _outcome_from_json(data: Any) -> RecordedOutcome:
+    payload = data["payload"]
+    if payload is not None and not isinstance(payload, dict):
+        raise ValueError("payload must be an object or null")
+    return RecordedOutcome(
+        payload=payload,
         error=_optional_text(data["error"]),
-        consensus=bool(data["consensus"]),
-        initial_scores=_scores_from_json(data["initial_scores"]),
-        votes=tuple(
-            Vote(_scores_from_json(vote["scores"]), _optional_text(vote["error"]))
-            for vote in data["votes"]
-        ),
-        hedge_phrases=tuple(str(phrase) for phrase in data["hedge_phrases"]),
-        note=_optional_text(data["note"]),
+        failure=_optional_text(data["failure"]),
         usage=_usage_from_json(data["usage"]),
         calls=_count(data["calls"]),
+        cost_usd=_dollars(data["cost_usd"]),
     )
 
 
@@ -214,10 +311,12 @@ def _header_from_json(data: Any) -> CheckpointHeader:
     if not isinstance(data, dict) or data.get("type") != "header":
         raise ValueError("not a header line")
     order = data["order"]
-    if not isinstance(order, list) or not all(isinstance(number, int) for number in order):
+    if not isinstance(order, list) or not all(
+        isinstance(number, int) and not isinstance(number, bool) for number in order
+    ):
         raise ValueError("order must be a list of question numbers")
     seed = data["seed"]
-    if not isinstance(seed, int):
+    if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError("seed must be an integer")
     return CheckpointHeader(
         fingerprint=RunFingerprint.from_dict(data["fingerprint"]),
@@ -226,6 +325,7 @@ def _header_from_json(data: Any) -> CheckpointHeader:
         prompt_origin=str(data["prompt_origin"]),
         input_paths=[str(path) for path in data["input_paths"]],
         created_at=str(data["created_at"]),
+        format=data["format"],
     )
 
 
@@ -244,7 +344,39 @@ def _damaged(path: Path, where: str) -> CheckpointError:
     )
 
 
-def load_checkpoint(path: Path) -> LoadedCheckpoint | None:
+class _Reader:
+    """Collects the lines of a checkpoint into a ``LoadedCheckpoint``."""
+
+    def __init__(self, families: Families) -> None:
+        self.families = families
+        self.results: dict[int, QuestionRecord] = {}
+        self.stages: dict[StageKey, RecordedStage] = {}
+        self.open_batches: dict[str, tuple[str, ...]] = {}
+
+    def add(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        kind = data.get("type")
+        if kind == "question":
+            record = record_from_json(data, self.families)
+            # Never judged twice; should a repeat appear, the first wins.
+            self.results.setdefault(record.question_number, record)
+        elif kind == "stage":
+            key = (_count(data["question_number"]), str(data["family"]), _count(data["stage"]))
+            outcomes = tuple(_outcome_from_json(outcome) for outcome in data["outcomes"])
+            self.stages[key] = RecordedStage(str(data["digest"]), outcomes)
+        elif kind == "batch":
+            custom_ids = data["custom_ids"]
+            if not isinstance(custom_ids, list):
+                raise ValueError("custom_ids must be a list")
+            self.open_batches[str(data["id"])] = tuple(str(item) for item in custom_ids)
+        elif kind == "batch_done":
+            self.open_batches.pop(str(data["id"]), None)
+        else:
+            raise ValueError(f"unknown line type {kind!r}")
+
+
+def load_checkpoint(path: Path, families: Families) -> LoadedCheckpoint | None:
     """Read a checkpoint, or return ``None`` when there is none.
 
     A last line that does not parse is a write cut short by a crash: it is ignored with a
@@ -273,7 +405,7 @@ def load_checkpoint(path: Path) -> LoadedCheckpoint | None:
     if (
         isinstance(header_data, dict)
         and header_data.get("type") == "header"
-        and header_data.get("format") != CHECKPOINT_FORMAT
+        and header_data.get("format") not in READABLE_FORMATS
     ):
         raise CheckpointError(
             f"The checkpoint {path} was written by another version of rag-eval "
@@ -283,34 +415,34 @@ def load_checkpoint(path: Path) -> LoadedCheckpoint | None:
         header = _header_from_json(header_data)
     except (ValueError, KeyError, TypeError) as exc:
         raise _damaged(path, "line 1 is not a checkpoint header") from exc
-    results: dict[int, QuestionResult] = {}
+    reader = _Reader(families)
     torn = False
     for index, raw_line in enumerate(lines[1:], start=2):
         try:
-            result = result_from_json(json.loads(raw_line))
-        except (ValueError, KeyError, TypeError) as exc:
+            reader.add(json.loads(raw_line))
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
             if index == len(lines):
                 logger.warning(
                     "The last line of checkpoint %s was cut short (a crash mid-write); "
-                    "that question will be evaluated again",
+                    "what it held will be evaluated again",
                     path,
                 )
                 torn = True
                 break
-            raise _damaged(path, f"line {index} is not a finished question") from exc
-        # Never re-judged, so a repeat cannot happen; should one appear, the first wins.
-        results.setdefault(result.question_number, result)
-    return LoadedCheckpoint(path, header, results, torn)
+            raise _damaged(path, f"line {index} is not a checkpoint record") from exc
+    stages = {key: stage for key, stage in reader.stages.items() if key[0] not in reader.results}
+    return LoadedCheckpoint(path, header, reader.results, stages, reader.open_batches, torn)
 
 
 # --- writing -------------------------------------------------------------------------------
 
 
 class CheckpointWriter:
-    """Appends finished questions to a checkpoint, each durable before the next call."""
+    """Appends to a checkpoint; a finished question is durable before the next one starts."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, families: Families) -> None:
         self.path = path
+        self.families = families
         try:
             self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND)
         except OSError as exc:
@@ -319,59 +451,160 @@ class CheckpointWriter:
                 "Check the folder's permissions or choose another with --checkpoint-dir"
             ) from exc
 
+    def __enter__(self) -> CheckpointWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     @classmethod
-    def create(cls, path: Path, header: CheckpointHeader) -> CheckpointWriter:
+    def create(cls, path: Path, header: CheckpointHeader, families: Families) -> CheckpointWriter:
         """Start a new checkpoint holding only the header (replacing any older one)."""
-        return cls._write_fresh(path, _line(_header_to_json(header)))
+        _write_fresh(path, _line(_header_to_json(header)))
+        return cls(path, families)
 
     @classmethod
-    def resume(cls, loaded: LoadedCheckpoint) -> CheckpointWriter:
-        """Continue a loaded checkpoint, rewriting it first without any torn last line."""
-        content = _line(_header_to_json(loaded.header)) + b"".join(
-            _line(result_to_json(result)) for result in loaded.results.values()
-        )
-        return cls._write_fresh(loaded.path, content)
+    def resume(cls, loaded: LoadedCheckpoint, families: Families) -> CheckpointWriter:
+        """Continue a loaded checkpoint; rewritten first only when a torn last line must go,
+        or when it was written in an older format."""
+        if loaded.torn_line_ignored or loaded.header.format != CHECKPOINT_FORMAT:
+            rewrite_checkpoint(loaded, families)
+        return cls(loaded.path, families)
 
-    @classmethod
-    def _write_fresh(cls, path: Path, content: bytes) -> CheckpointWriter:
-        ensure_private_directory(path.parent)
-        try:
-            # Private from its first byte: the temporary file gets 0600 before anything is written.
-            write_bytes_atomic(path, content, mode=_FILE_MODE)
-        except OSError as exc:
-            raise CheckpointError(
-                f"Cannot write the checkpoint {path}: {exc.strerror}. "
-                "Free some disk space or choose another folder with --checkpoint-dir"
-            ) from exc
-        return cls(path)
-
-    def append(self, result: QuestionResult) -> None:
-        """Append one finished question and fsync it."""
+    def _write(self, data: bytes, *, durable: bool) -> None:
         if self._fd is None:
             raise RuntimeError("checkpoint writer is closed")
-        data = _line(result_to_json(result))
         try:
             written = 0
             while written < len(data):
                 written += os.write(self._fd, data[written:])
-            os.fsync(self._fd)
+            if durable:
+                os.fsync(self._fd)
         except OSError as exc:
             raise CheckpointError(
                 f"Cannot write to the checkpoint {self.path}: {exc.strerror}. "
                 "Free some disk space, then run the same command again to resume"
             ) from exc
 
+    def append(self, record: QuestionRecord) -> None:
+        """Append one finished question and fsync it."""
+        self._write(_line(record_to_json(record, self.families)), durable=True)
+
+    def append_stage(self, key: StageKey, digest: str, outcomes: Sequence[RecordedOutcome]) -> None:
+        """Record a finished stage of an unfinished question (made durable by the next fsync)."""
+        question_number, family, stage = key
+        line = {
+            "type": "stage",
+            "question_number": question_number,
+            "family": family,
+            "stage": stage,
+            "digest": digest,
+            "outcomes": [_outcome_to_json(outcome) for outcome in outcomes],
+        }
+        self._write(_line(line), durable=False)
+
+    def append_batch(self, batch_id: str, custom_ids: Sequence[str]) -> None:
+        """Record a Message Batch the moment it exists, durably."""
+        line = {
+            "type": "batch",
+            "id": batch_id,
+            "custom_ids": list(custom_ids),
+            "created_at": datetime.now().isoformat(timespec="seconds"),
+        }
+        self._write(_line(line), durable=True)
+
+    def append_batch_done(self, batch_id: str) -> None:
+        self._write(_line({"type": "batch_done", "id": batch_id}), durable=True)
+
     def close(self) -> None:
         if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+            try:
+                os.fsync(self._fd)
+            except OSError:
+                logger.info("Could not fsync the checkpoint %s on close", self.path)
+            finally:
+                os.close(self._fd)
+                self._fd = None
+
+
+def _write_fresh(path: Path, content: bytes) -> None:
+    ensure_private_directory(path.parent)
+    try:
+        # Private from its first byte: the temporary file gets 0600 before anything is written.
+        write_bytes_atomic(path, content, mode=_FILE_MODE)
+    except OSError as exc:
+        raise CheckpointError(
+            f"Cannot write the checkpoint {path}: {exc.strerror}. "
+            "Free some disk space or choose another folder with --checkpoint-dir"
+        ) from exc
+
+
+def rewrite_checkpoint(loaded: LoadedCheckpoint, families: Families) -> None:
+    """Replace a checkpoint, atomically, with its header, records, stages and open batches."""
+    header = replace(loaded.header, format=CHECKPOINT_FORMAT)
+    parts = [_line(_header_to_json(header))]
+    parts += [_line(record_to_json(record, families)) for record in loaded.results.values()]
+    for (number, family, stage), recorded in loaded.stages.items():
+        parts.append(
+            _line(
+                {
+                    "type": "stage",
+                    "question_number": number,
+                    "family": family,
+                    "stage": stage,
+                    "digest": recorded.digest,
+                    "outcomes": [_outcome_to_json(outcome) for outcome in recorded.outcomes],
+                }
+            )
+        )
+    for batch_id, custom_ids in loaded.open_batches.items():
+        parts.append(_line({"type": "batch", "id": batch_id, "custom_ids": list(custom_ids)}))
+    _write_fresh(loaded.path, b"".join(parts))
+
+
+def keep_declined_checkpoint(path: Path, created_at: str) -> Path | None:
+    """Move aside a checkpoint whose run the user chose not to resume; its new path.
+
+    Named after the old run's start (``run-<key>.20261123-014652.jsonl``), so paid-for
+    verdicts are never deleted silently.
+    """
+    stamp = created_at.replace("-", "").replace(":", "").replace("T", "-")
+    stamp = "".join(character for character in stamp if character.isalnum() or character == "-")
+    target = path.with_name(f"{path.stem}.{stamp or 'old'}{path.suffix}")
+    counter = 2
+    while target.exists():
+        target = path.with_name(f"{path.stem}.{stamp or 'old'}-{counter}{path.suffix}")
+        counter += 1
+    try:
+        os.replace(path, target)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CheckpointError(
+            f"Cannot keep the old checkpoint {path} aside as {target}: {exc.strerror}. "
+            "Move it yourself, then run the same command again"
+        ) from exc
+    return target
+
+
+def remove_checkpoint(path: Path) -> None:
+    """Delete a checkpoint once its run has written its results."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        logger.warning("Could not delete the checkpoint %s (%s); delete it by hand", path, exc)
+
+
+# --- one run at a time ---------------------------------------------------------------------
 
 
 class RunLock:
     """An exclusive hold on one run's checkpoint for as long as the run lasts.
 
     ``flock`` locks belong to the open file, so the operating system drops them when the
-    process ends in any way, ``kill -9`` included: a crash never leaves a stale lock.
+    process ends in any way, ``kill -9`` included: a crash never leaves a stale lock. The
+    lock file itself stays (deleting it while held would let a second run lock a new file
+    of the same name while a third still holds the old one).
     """
 
     def __init__(self, path: Path, fd: int | None) -> None:
@@ -388,11 +621,16 @@ class RunLock:
         """Let another run use the checkpoint."""
         if self._fd is None:
             return
-        # Unlinked while still held, so a later run creates a fresh lock file.
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)
         os.close(self._fd)
         self._fd = None
+
+
+def _holder(fd: int) -> str:
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        return os.read(fd, 64).decode("ascii", "replace").strip() or "another process"
+    except OSError:
+        return "another process"
 
 
 def lock_run(checkpoint: Path) -> RunLock:
@@ -401,38 +639,40 @@ def lock_run(checkpoint: Path) -> RunLock:
     if fcntl is None:  # Windows: no flock; runs over the same files are not guarded.
         return RunLock(lock_path, None)
     ensure_private_directory(checkpoint.parent)
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, _FILE_MODE)
-    except OSError as exc:
-        raise CheckpointError(
-            f"Cannot create the lock file {lock_path}: {exc.strerror}. "
-            "Choose another checkpoint folder with --checkpoint-dir"
-        ) from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.read(fd, 64).decode("ascii", "replace").strip() or "another process"
-        os.close(fd)
-        raise CheckpointError(
-            f"Another rag-eval run over these input files is in progress (process {holder}). "
-            "Wait for it to finish, or stop it and run this command again to resume"
-        ) from None
-    os.ftruncate(fd, 0)
-    os.write(fd, str(os.getpid()).encode("ascii"))
-    return RunLock(lock_path, fd)
-
-
-def rewrite_checkpoint(
-    path: Path, header: CheckpointHeader, results: Iterable[QuestionResult]
-) -> None:
-    """Replace a checkpoint, atomically, with this header and these finished questions only."""
-    loaded = LoadedCheckpoint(path, header, {result.question_number: result for result in results})
-    CheckpointWriter.resume(loaded).close()
-
-
-def remove_checkpoint(path: Path) -> None:
-    """Delete a checkpoint once its run has written its results."""
-    try:
-        path.unlink(missing_ok=True)
-    except OSError as exc:
-        logger.warning("Could not delete the checkpoint %s (%s); delete it by hand", path, exc)
+    for _ in range(_LOCK_ATTEMPTS):
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, _FILE_MODE)
+        except OSError as exc:
+            raise CheckpointError(
+                f"Cannot create the lock file {lock_path}: {exc.strerror}. "
+                "Choose another checkpoint folder with --checkpoint-dir"
+            ) from exc
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _holder(fd)
+                raise CheckpointError(
+                    f"Another rag-eval run over these input files is in progress (process "
+                    f"{holder}). Wait for it to finish, or stop it and run this command again "
+                    "to resume"
+                ) from None
+            # The file locked must still be the one at the path (an older rag-eval unlinked
+            # its lock file on release); otherwise try again with the current file.
+            try:
+                same_file = os.path.samestat(os.fstat(fd), os.stat(lock_path))
+            except FileNotFoundError:
+                same_file = False
+            if not same_file:
+                os.close(fd)
+                continue
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode("ascii"))
+        except BaseException:
+            os.close(fd)
+            raise
+        return RunLock(lock_path, fd)
+    raise CheckpointError(
+        f"Could not take the lock file {lock_path}: it kept being replaced. Make sure no "
+        "other program writes in the checkpoint folder, then run this command again"
+    )

@@ -1,43 +1,48 @@
-"""The results file: ``#SUMMARY:`` rows, then one row per question, written atomically."""
+"""The results file: ``#SUMMARY:`` rows, then one row per question, written atomically.
+
+Optionally the same run as JSON beside it (``--json``), with numbers as numbers, for scripts
+and ``pandas`` (which cannot read the summary-headed CSV without ``skiprows``).
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from rag_evaluator.core.fields import GROUND_TRUTH, QUESTION, QUESTION_NUMBER, RAG_ANSWER
-from rag_evaluator.core.question_results import QuestionResult, ResultRow
+from rag_evaluator.core.result_rows import ResultRow
 from rag_evaluator.core.summary import SummaryLine
+from rag_evaluator.core.tasks.base import CellValue, JudgedFamily
 from rag_evaluator.errors import ConfigError
-from rag_evaluator.storage.tables import write_csv_atomic
+from rag_evaluator.storage.atomic import write_text_atomic
+from rag_evaluator.storage.tables import render_csv
 
 RESULTS_FILE_PREFIX = "precision_scores_"
-PRECISION = "Precision"
-RECALL = "Recall"
-ACCURACY = "Accuracy"
-REASONING = "Reasoning"
-CONSENSUS = "Consensus"
-VOTES = "Votes"
 ERROR = "Error"
 NOTE = "Note"
 
 ITEM_COLUMNS = (QUESTION_NUMBER, QUESTION, GROUND_TRUTH, RAG_ANSWER)
-JUDGE_COLUMNS = (PRECISION, RECALL, ACCURACY, REASONING, CONSENSUS, VOTES, ERROR, NOTE)
+SHARED_JUDGED_COLUMNS = (ERROR, NOTE)
+
+Families = Sequence[JudgedFamily[Any]]
 
 
-def results_file_path(output_dir: Path, started_at: datetime) -> Path:
+def results_file_path(output_dir: Path, started_at: datetime, suffix: str = ".csv") -> Path:
     """``<output_dir>/precision_scores_YYYYMMDD_HHMMSS.csv``, never an existing file's name.
 
     A second run finishing in the same second gets ``..._HHMMSS_2.csv`` and so on.
     """
     stem = f"{RESULTS_FILE_PREFIX}{started_at:%Y%m%d_%H%M%S}"
-    candidate = output_dir / f"{stem}.csv"
+    candidate = output_dir / f"{stem}{suffix}"
     counter = 2
     while candidate.exists():
-        candidate = output_dir / f"{stem}_{counter}.csv"
+        candidate = output_dir / f"{stem}_{counter}{suffix}"
         counter += 1
     return candidate
 
@@ -63,59 +68,116 @@ def prepare_output_directory(output_dir: Path) -> None:
         ) from exc
 
 
-def results_columns(judged: bool, metric_columns: Sequence[str]) -> list[str]:
-    """The table's header: the item, the judge's columns when judged, then metric columns."""
-    return [*ITEM_COLUMNS, *(JUDGE_COLUMNS if judged else ()), *metric_columns]
+def results_columns(families: Families, metric_columns: Sequence[str]) -> list[str]:
+    """The table's header: the item, each judged family's columns, Error and Note (when any
+    family is judged), then the offline metric columns."""
+    judged = [column for family in families for column in family.columns]
+    shared = list(SHARED_JUDGED_COLUMNS) if families else []
+    return [*ITEM_COLUMNS, *judged, *shared, *metric_columns]
 
 
-def _note(result: QuestionResult) -> str:
-    parts = []
-    if result.hedge_phrases:
-        quoted = ", ".join(f"'{phrase}'" for phrase in result.hedge_phrases)
-        parts.append(f"consensus of 3 votes: the first reasoning said {quoted}")
-    if result.note:
-        parts.append(result.note)
-    return "; ".join(parts)
+def _joined(parts: Sequence[tuple[str, str]], single: bool) -> str:
+    present = [(name, text) for name, text in parts if text]
+    if single:
+        return "; ".join(text for _, text in present)
+    return "; ".join(f"{name}: {text}" for name, text in present)
 
 
-def _judge_cells(result: QuestionResult | None) -> list[object]:
-    if result is None:
-        return ["", "", "", "", "", "", "", ""]
-    scores = result.scores
-    return [
-        "" if scores is None else scores.precision,
-        "" if scores is None else scores.recall,
-        "" if scores is None else scores.accuracy,
-        result.summary,
-        "yes" if result.consensus else "no",
-        result.votes_label(),
-        result.error or "",
-        _note(result),
+def _row_values(
+    row: ResultRow, families: Families, metric_columns: Sequence[str]
+) -> list[CellValue]:
+    item = row.item
+    values: list[CellValue] = [
+        item.question_number,
+        item.question,
+        item.ground_truth,
+        item.rag_answer,
     ]
+    errors: list[tuple[str, str]] = []
+    notes: list[tuple[str, str]] = []
+    for family in families:
+        result = row.family_result(family.name)
+        values += family.cells(result)
+        if result is not None:
+            errors.append((family.name, family.error_text(result)))
+            notes.append((family.name, family.note_text(result)))
+    if families:
+        single = len(families) == 1
+        values += [_joined(errors, single), _joined(notes, single)]
+    values += [row.metric_scores.get(column) for column in metric_columns]
+    return values
 
 
-def _metric_cell(value: float | None) -> str:
-    return "" if value is None else f"{value:.4f}"
+def results_values(
+    rows: Sequence[ResultRow], families: Families, metric_columns: Sequence[str]
+) -> list[list[CellValue]]:
+    """One row of typed values per question, in question-number order (no header)."""
+    ordered = sorted(rows, key=lambda row: row.item.question_number)
+    return [_row_values(row, families, metric_columns) for row in ordered]
+
+
+def _csv_cell(value: CellValue) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return value
 
 
 def results_table(
-    rows: Sequence[ResultRow], *, judged: bool, metric_columns: Sequence[str]
+    rows: Sequence[ResultRow], families: Families, metric_columns: Sequence[str]
 ) -> list[list[object]]:
-    """The header and one row per question, in question-number order."""
-    table: list[list[object]] = [results_columns(judged, metric_columns)]
-    for row in sorted(rows, key=lambda row: row.item.question_number):
-        item = row.item
-        cells: list[object] = [
-            item.question_number,
-            item.question,
-            item.ground_truth,
-            item.rag_answer,
-        ]
-        if judged:
-            cells += _judge_cells(row.judge)
-        cells += [_metric_cell(row.metric_scores.get(column)) for column in metric_columns]
-        table.append(cells)
+    """The header and one row per question, as CSV cells."""
+    table: list[list[object]] = [results_columns(families, metric_columns)]
+    for values in results_values(rows, families, metric_columns):
+        table.append([_csv_cell(value) for value in values])
     return table
+
+
+_FRACTION = re.compile(r"^(\d+)/(\d+) \(")
+_MEAN = re.compile(r"^mean (n/a|-?[\d.]+) \(n=(\d+)")
+_DOLLARS = re.compile(r"^\$(\d+(?:\.\d+)?)$")
+
+
+def summary_value_json(value: str) -> Any:
+    """A summary value with its numbers as numbers where it has a known shape."""
+    if fraction := _FRACTION.match(value):
+        count, total = int(fraction.group(1)), int(fraction.group(2))
+        return {
+            "text": value,
+            "count": count,
+            "total": total,
+            "rate": count / total if total else None,
+        }
+    if mean := _MEAN.match(value):
+        number = None if mean.group(1) == "n/a" else float(mean.group(1))
+        return {"text": value, "mean": number, "n": int(mean.group(2))}
+    if dollars := _DOLLARS.match(value):
+        return float(dollars.group(1))
+    if value.isdigit():
+        return int(value)
+    return value
+
+
+def results_json(
+    summary: Sequence[SummaryLine],
+    rows: Sequence[ResultRow],
+    families: Families,
+    metric_columns: Sequence[str],
+) -> dict[str, Any]:
+    """The whole run as JSON: summary (numbers parsed), columns, and one object per row."""
+    columns = results_columns(families, metric_columns)
+    return {
+        "summary": {line.label: summary_value_json(line.value) for line in summary},
+        "columns": columns,
+        "rows": [
+            {
+                column: (None if value == "" else value)
+                for column, value in zip(columns, values, strict=True)
+            }
+            for values in results_values(rows, families, metric_columns)
+        ],
+    }
 
 
 def write_results(
@@ -124,20 +186,23 @@ def write_results(
     summary: Sequence[SummaryLine],
     rows: Sequence[ResultRow],
     *,
-    judged: bool,
+    families: Families,
     metric_columns: Sequence[str],
-) -> Path:
-    """Write the summary rows then the table to a new results file, atomically; its path.
+    with_json: bool = False,
+) -> tuple[Path, Path | None]:
+    """Write the summary rows then the table to a new results file, atomically; its path (and
+    the JSON file's, with ``with_json``).
 
     The name comes from ``results_file_path``; if another run creates that name first
     (same second), the next free one is taken, so no results file is ever replaced.
     """
     content: list[list[object]] = [[line.text()] for line in summary]
-    content += results_table(rows, judged=judged, metric_columns=metric_columns)
+    content += results_table(rows, families, metric_columns)
+    text = render_csv(content)
     while True:
         path = results_file_path(output_dir, started_at)
         try:
-            write_csv_atomic(path, content, overwrite=False)
+            write_text_atomic(path, text, overwrite=False)
         except OSError as exc:
             # Only an existing file at this very name means another run took it; a
             # FileExistsError about the folder (a file in its place) is a real failure.
@@ -147,4 +212,16 @@ def write_results(
                 f"Cannot write the results file {path}: {exc.strerror}. "
                 "Choose a writable folder with --output-dir and run the same command again"
             ) from exc
-        return path
+        break
+    if not with_json:
+        return path, None
+    json_path = path.with_suffix(".json")
+    payload = results_json(summary, rows, families, metric_columns)
+    try:
+        write_text_atomic(json_path, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+    except OSError as exc:
+        raise ConfigError(
+            f"Cannot write the JSON results file {json_path}: {exc.strerror}. The CSV results "
+            f"are in {path}"
+        ) from exc
+    return path, json_path

@@ -1,15 +1,20 @@
-"""A stand-in for the Anthropic Messages API: a real HTTP server on 127.0.0.1.
+"""A stand-in for the Anthropic API: a real HTTP server on 127.0.0.1.
 
-The real SDK reaches it through ``ANTHROPIC_BASE_URL``. It checks requests the way the API
-does (auth header, ``anthropic-version``, no sampling parameters, no forced tool choice,
-structured output requested), records every request, and answers with scripted verdicts
-or injected faults.
+The real SDK reaches it through ``ANTHROPIC_BASE_URL``. It plays the Messages API
+(``POST /v1/messages``), the models endpoint (``GET /v1/models/{id}``), token counting
+(``POST /v1/messages/count_tokens``) and Message Batches (create, retrieve, results, cancel).
+It checks requests the way the API does (auth header, ``anthropic-version``, no sampling
+parameters, no forced tool choice, structured output requested), records every request, and
+answers with scripted verdicts or injected faults. Prompt caching is modelled: a system block
+marked ``cache_control`` that reaches the model's minimum is written to the cache on first use
+and read from it afterwards (``cache_creation_input_tokens`` / ``cache_read_input_tokens``).
 
     with FakeAnthropicServer() as server:
         server.script("What is X?", verdict(recall=0), Fault.status(529))
         server.fail_next(Fault.drop_connection())
         ...
-        server.requests[0].body["model"]
+        server.requests[0].body["model"]     # Messages API calls only (direct or batched)
+        server.all_requests                     # every HTTP request, models/batches included
 """
 
 from __future__ import annotations
@@ -30,6 +35,9 @@ DEFAULT_API_KEY = "sk-ant-fake-0123456789abcdef"
 ACCEPTED_API_VERSIONS = ("2026-10-21",)
 KNOWN_MODELS = ("claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5")
 SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k")
+# The shortest system prompt (in the fake's tokens: characters / 4) each model caches.
+CACHE_MINIMUM_TOKENS = {"claude-sonnet-5-5": 1024, "claude-haiku-5-5": 4096, "claude-opus-5-5": 512}
+CONTEXT_WINDOW_TOKENS = 1_000_000
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -130,6 +138,11 @@ class Fault:
         """A 200 with ``stop_reason`` "refusal" and no verdict."""
         return cls("refusal")
 
+    @classmethod
+    def batch_result(cls, result_type: str) -> Fault:
+        """In a Message Batch only: the request's result is ``expired`` or ``canceled``."""
+        return cls("batch", text=result_type)
+
 
 Response = dict[str, Any] | Fault
 
@@ -145,6 +158,7 @@ class RecordedRequest:
     user_message: str | None
     question: str | None
     response_status: int | None = None  # None: the connection was dropped or timed out
+    batch_id: str | None = None  # set for a Messages request that came inside a batch
     served: str = ""  # "verdict", a Fault kind, or "rejected"
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -172,6 +186,13 @@ def _system_text(body: Any) -> str:
     if isinstance(system, list):
         return "".join(block.get("text", "") for block in system if isinstance(block, dict))
     return system if isinstance(system, str) else ""
+
+
+def _system_is_cached(body: Any) -> bool:
+    system = body.get("system") if isinstance(body, dict) else None
+    return isinstance(system, list) and any(
+        isinstance(block, dict) and isinstance(block.get("cache_control"), dict) for block in system
+    )
 
 
 def _question_of(user_message: str | None) -> str | None:
@@ -213,7 +234,18 @@ class FakeAnthropicServer:
         # Called with each request as it arrives, before it is answered: lets a test look at
         # the world (e.g. the checkpoint) at the moment the client sends its next call.
         self.on_request: Callable[[RecordedRequest], None] | None = None
-        self.requests: list[RecordedRequest] = []
+        self.requests: list[RecordedRequest] = []  # Messages API calls (direct or batched)
+        self.all_requests: list[RecordedRequest] = []  # every HTTP request
+        self.context_window_tokens = CONTEXT_WINDOW_TOKENS
+        self.model_lifecycle = "active"
+        # A batch ends after this many retrieve calls (0: at once).
+        self.batch_polls_until_ended = 1
+        self.batches: dict[str, dict[str, Any]] = {}
+        self._batch_ids = itertools.count(1)
+        self._cache_written: set[tuple[str, str]] = set()
+        # Messages requests being answered right now, and the most there ever were at once.
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._scripts: dict[str, deque[Response]] = {}
         self._last_scripted: dict[str, Response] = {}
         self._next_faults: deque[Fault] = deque()
@@ -312,10 +344,8 @@ class FakeAnthropicServer:
 
     # -- request handling (called from handler threads) ---------------------------------------
 
-    def _validate(self, request: RecordedRequest) -> None:
+    def _check_auth(self, request: RecordedRequest) -> None:
         headers = request.headers
-        if request.method != "POST" or request.path.split("?")[0] != "/v1/messages":
-            raise _Rejection(404, f"Not found: {request.method} {request.path}")
         key = headers.get("x-api-key")
         authorization = headers.get("authorization", "")
         if authorization.startswith("Bearer "):
@@ -325,7 +355,14 @@ class FakeAnthropicServer:
         version = headers.get("anthropic-version")
         if version not in ACCEPTED_API_VERSIONS:
             raise _Rejection(400, f"anthropic-version: unsupported or missing value {version!r}")
-        body = request.body
+
+    def _validate(self, request: RecordedRequest) -> None:
+        self._check_auth(request)
+        self._validate_params(request.body, request.user_message)
+
+    def _validate_params(
+        self, body: Any, user_message: str | None, *, counting: bool = False
+    ) -> None:
         if not isinstance(body, dict):
             raise _Rejection(400, "The request body is not valid JSON.")
         for name in SAMPLING_PARAMETERS:
@@ -337,9 +374,11 @@ class FakeAnthropicServer:
         if body.get("model") not in self.known_models:
             raise _Rejection(404, f"model: {body.get('model')}")
         max_tokens = body.get("max_tokens")
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        if not counting and (
+            isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
+        ):
             raise _Rejection(400, "max_tokens: Field required")
-        if request.user_message is None:
+        if user_message is None:
             raise _Rejection(400, "messages: at least one user message is required")
         output_format = (body.get("output_config") or {}).get("format") or {}
         if output_format.get("type") != "json_schema" or not isinstance(
@@ -347,13 +386,167 @@ class FakeAnthropicServer:
         ):
             raise _Rejection(400, "output_config.format: a json_schema format is expected")
 
-    def _usage(self, body: dict[str, Any], output_text: str) -> dict[str, int]:
-        input_characters = len(_system_text(body)) + len(_user_message_text(body) or "")
+    # -- models, batches ----------------------------------------------------------------------
+
+    def _model_info(self, model_id: str) -> dict[str, Any]:
+        if model_id not in self.known_models:
+            raise _Rejection(404, f"model: {model_id}")
         return {
-            "input_tokens": input_characters // 4,
+            "type": "model",
+            "id": model_id,
+            "display_name": model_id.replace("-", " ").title(),
+            "created_at": "2026-10-07T00:00:00Z",
+            "lifecycle": self.model_lifecycle,
+            "max_input_tokens": self.context_window_tokens,
+            "max_tokens": 128_000,
+        }
+
+    def _create_batch(self, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict) or not isinstance(body.get("requests"), list):
+            raise _Rejection(400, "requests: Field required")
+        requests = body["requests"]
+        if not requests:
+            raise _Rejection(400, "requests: at least one request is required")
+        ids = [entry.get("custom_id") for entry in requests if isinstance(entry, dict)]
+        if len(ids) != len(requests) or len(set(ids)) != len(ids):
+            raise _Rejection(400, "requests: custom_id values must be present and unique")
+        for custom in ids:
+            if not isinstance(custom, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", custom):
+                raise _Rejection(
+                    400, f"custom_id: {custom!r} does not match ^[a-zA-Z0-9_-]{{1,64}}$"
+                )
+        batch_id = f"msgbatch_fake_{next(self._batch_ids):06d}"
+        with self._lock:
+            self.batches[batch_id] = {
+                "requests": requests,
+                "polls": 0,
+                "status": "in_progress",
+                "results": None,
+                "canceled": False,
+            }
+        return self._batch_object(batch_id)
+
+    def _batch_object(self, batch_id: str, base_url: str = "") -> dict[str, Any]:
+        batch = self.batches[batch_id]
+        counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        if batch["results"] is None:
+            counts["processing"] = len(batch["requests"])
+        else:
+            for line in batch["results"]:
+                counts[line["result"]["type"]] += 1
+        ended = batch["status"] == "ended"
+        return {
+            "id": batch_id,
+            "type": "message_batch",
+            "processing_status": batch["status"],
+            "request_counts": counts,
+            "created_at": "2026-11-23T00:00:00Z",
+            "expires_at": "2026-11-24T00:00:00Z",
+            "ended_at": "2026-11-23T00:05:00Z" if ended else None,
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{base_url}/v1/messages/batches/{batch_id}/results" if ended else None,
+        }
+
+    def _retrieve_batch(self, batch_id: str, handler: Any) -> dict[str, Any]:
+        batch = self.batches[batch_id]
+        batch["polls"] += 1
+        if batch["status"] != "ended" and batch["polls"] >= self.batch_polls_until_ended:
+            self._end_batch(batch_id)
+        host, port = handler.server.server_address[:2]
+        return self._batch_object(batch_id, f"http://{host}:{port}")
+
+    def _cancel_batch(self, batch_id: str, handler: Any) -> dict[str, Any]:
+        batch = self.batches[batch_id]
+        if batch["status"] != "ended":
+            batch["canceled"] = True
+            self._end_batch(batch_id)
+        host, port = handler.server.server_address[:2]
+        return self._batch_object(batch_id, f"http://{host}:{port}")
+
+    def _batch_results(self, batch_id: str) -> list[dict[str, Any]]:
+        batch = self.batches[batch_id]
+        if batch["status"] != "ended":
+            raise _Rejection(400, f"message batch {batch_id} has not ended")
+        return list(batch["results"])
+
+    def _end_batch(self, batch_id: str) -> None:
+        """Answer every request of the batch, as the Messages API would, with the scripts."""
+        batch = self.batches[batch_id]
+        results = []
+        for entry in batch["requests"]:
+            custom = entry["custom_id"]
+            if batch["canceled"]:
+                results.append({"custom_id": custom, "result": {"type": "canceled"}})
+                continue
+            params = entry.get("params")
+            user_message = _user_message_text(params)
+            recorded = RecordedRequest(
+                method="POST",
+                path="/v1/messages",
+                headers={},
+                body=params,
+                user_message=user_message,
+                question=_question_of(user_message),
+                batch_id=batch_id,
+            )
+            with self._lock:
+                self.requests.append(recorded)
+            results.append({"custom_id": custom, "result": self._batch_result(recorded, params)})
+        batch["results"] = results
+        batch["status"] = "ended"
+
+    def _batch_result(self, recorded: RecordedRequest, params: Any) -> dict[str, Any]:
+        try:
+            self._validate_params(params, recorded.user_message)
+        except _Rejection as rejection:
+            recorded.served = "rejected"
+            return {"type": "errored", "error": _error_body(rejection.status, rejection.message)}
+        response = self._next_response(recorded.question)
+        if isinstance(response, dict):
+            recorded.served = "verdict"
+            recorded.response_status = 200
+            return {"type": "succeeded", "message": self._message(params, json.dumps(response))}
+        recorded.served = response.kind
+        if response.kind == "batch":
+            return {"type": response.text}
+        if response.kind == "status":
+            message = response.message or f"fake {response.status_code} error"
+            return {
+                "type": "errored",
+                "error": _error_body(response.status_code, message, response.error_type),
+            }
+        if response.kind in ("drop", "slow"):
+            return {"type": "errored", "error": _error_body(500, "fake internal error")}
+        recorded.response_status = 200
+        if response.kind == "text":
+            return {"type": "succeeded", "message": self._message(params, response.text)}
+        if response.kind == "missing":
+            answer = self._current_verdict(recorded.question)
+            answer.pop(response.field_name, None)
+            return {"type": "succeeded", "message": self._message(params, json.dumps(answer))}
+        if response.kind == "refusal":
+            return {"type": "succeeded", "message": self._message(params, None, "refusal")}
+        raise ValueError(f"unknown fault kind {response.kind!r}")
+
+    def _usage(self, body: dict[str, Any], output_text: str) -> dict[str, int]:
+        system_tokens = len(_system_text(body)) // 4
+        user_tokens = len(_user_message_text(body) or "") // 4
+        written = read = 0
+        model = str(body.get("model"))
+        if _system_is_cached(body) and system_tokens >= CACHE_MINIMUM_TOKENS.get(model, 1024):
+            key = (model, _system_text(body))
+            with self._lock:
+                if key in self._cache_written:
+                    read = system_tokens
+                else:
+                    self._cache_written.add(key)
+                    written = system_tokens
+        return {
+            "input_tokens": system_tokens + user_tokens - written - read,
             "output_tokens": len(output_text) // 4,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read,
         }
 
     def _message(
@@ -413,6 +606,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         user_message = _user_message_text(body)
+        path = self.path.split("?")[0]
         recorded = RecordedRequest(
             method=self.command,
             path=self.path,
@@ -422,22 +616,85 @@ class _Handler(BaseHTTPRequestHandler):
             question=_question_of(user_message),
         )
         fake = self.fake
+        is_message = self.command == "POST" and path == "/v1/messages"
         with fake._lock:
-            fake.requests.append(recorded)
-        if fake.on_request is not None:
+            fake.all_requests.append(recorded)
+            if is_message:
+                fake.requests.append(recorded)
+        if is_message and fake.on_request is not None:
             fake.on_request(recorded)
-        if fake.response_delay_seconds and fake._stopping.wait(fake.response_delay_seconds):
+        if is_message:
+            with fake._lock:
+                fake.in_flight += 1
+                fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+            try:
+                # The latency of a model call; the other endpoints answer at once.
+                delay = fake.response_delay_seconds
+                if delay and fake._stopping.wait(delay):
+                    return
+                try:
+                    fake._validate(recorded)
+                except _Rejection as rejection:
+                    recorded.served = "rejected"
+                    self._send_json(
+                        recorded, rejection.status, _error_body(rejection.status, rejection.message)
+                    )
+                    return
+                self._serve(recorded, body, fake._next_response(recorded.question))
+            finally:
+                with fake._lock:
+                    fake.in_flight -= 1
             return
         try:
-            fake._validate(recorded)
+            fake._check_auth(recorded)
+            self._route(recorded, path, body)
         except _Rejection as rejection:
             recorded.served = "rejected"
             self._send_json(
                 recorded, rejection.status, _error_body(rejection.status, rejection.message)
             )
-            return
-        response = fake._next_response(recorded.question)
-        self._serve(recorded, body, response)
+
+    def _route(self, recorded: RecordedRequest, path: str, body: Any) -> None:
+        fake = self.fake
+        parts = [part for part in path.split("/") if part]
+        if self.command == "GET" and parts[:2] == ["v1", "models"] and len(parts) == 3:
+            recorded.served = "model"
+            self._send_json(recorded, 200, fake._model_info(parts[2]))
+        elif self.command == "POST" and path == "/v1/messages/count_tokens":
+            fake._validate_params(body, _user_message_text(body), counting=True)
+            recorded.served = "count_tokens"
+            tokens = (len(_system_text(body)) + len(_user_message_text(body) or "")) // 4
+            self._send_json(recorded, 200, {"input_tokens": tokens})
+        elif self.command == "POST" and path == "/v1/messages/batches":
+            recorded.served = "batch_create"
+            self._send_json(recorded, 200, fake._create_batch(body))
+        elif parts[:3] == ["v1", "messages", "batches"] and len(parts) >= 4:
+            batch_id = parts[3]
+            if batch_id not in fake.batches:
+                raise _Rejection(404, f"message batch {batch_id} not found")
+            if self.command == "GET" and len(parts) == 4:
+                recorded.served = "batch_retrieve"
+                self._send_json(recorded, 200, fake._retrieve_batch(batch_id, self))
+            elif self.command == "GET" and parts[4:] == ["results"]:
+                recorded.served = "batch_results"
+                self._send_lines(recorded, fake._batch_results(batch_id))
+            elif self.command == "POST" and parts[4:] == ["cancel"]:
+                recorded.served = "batch_cancel"
+                self._send_json(recorded, 200, fake._cancel_batch(batch_id, self))
+            else:
+                raise _Rejection(404, f"Not found: {self.command} {path}")
+        else:
+            raise _Rejection(404, f"Not found: {self.command} {path}")
+
+    def _send_lines(self, recorded: RecordedRequest, lines: list[dict[str, Any]]) -> None:
+        data = "".join(json.dumps(line) + "\n" for line in lines).encode("utf-8")
+        recorded.response_status = 200
+        self.send_response(200)
+        self.send_header("content-type", "application/binary")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
 
     def _serve(self, recorded: RecordedRequest, body: dict[str, Any], response: Response) -> None:
         fake = self.fake
@@ -472,6 +729,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(recorded, 200, fake._message(body, json.dumps(answer)))
         elif response.kind == "refusal":
             self._send_json(recorded, 200, fake._message(body, None, stop_reason="refusal"))
+        elif response.kind == "batch":
+            # A batch-only fault: a direct call gets the question's current verdict.
+            answer = fake._current_verdict(recorded.question)
+            self._send_json(recorded, 200, fake._message(body, json.dumps(answer)))
         else:
             raise ValueError(f"unknown fault kind {response.kind!r}")
 

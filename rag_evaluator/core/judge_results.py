@@ -1,13 +1,14 @@
-"""What judging one question produced, and one row of the results table.
+"""What the precision/recall/accuracy judge produced for one question.
 
-Pure records shared by the checkpoint, the results file, the summary and the pipeline.
+Pure records shared by the judge family, the checkpoint, the results file and the summary.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from rag_evaluator.core.records import EvaluationItem, TokenUsage, Verdict
+from rag_evaluator.core.records import Verdict
+from rag_evaluator.core.tasks.base import FamilyResult
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,8 @@ class Vote:
         return self.scores.label() if self.scores is not None else "error"
 
 
-@dataclass(frozen=True)
-class QuestionResult:
+@dataclass(frozen=True, kw_only=True)
+class JudgeResult(FamilyResult):
     """The judge's final word on one question, as checkpointed and reported.
 
     ``scores`` is ``None`` for an unscored question, whose reason is in ``error``.
@@ -48,21 +49,16 @@ class QuestionResult:
     The judge's full reasoning is deliberately not kept; ``summary`` is.
     """
 
-    question_number: int
-    scores: Scores | None
+    scores: Scores | None = None
     summary: str = ""
-    error: str | None = None
     consensus: bool = False
     initial_scores: Scores | None = None
     votes: tuple[Vote, ...] = ()
     hedge_phrases: tuple[str, ...] = ()
     note: str | None = None
-    usage: TokenUsage = field(default_factory=TokenUsage)
-    calls: int = 0
-
-    @property
-    def scored(self) -> bool:
-        return self.scores is not None
+    # Scored without a call: "no_information" (both texts say so) or "missing_answer"
+    # (``--score-missing``).
+    shortcut: str | None = None
 
     def votes_label(self) -> str:
         """``first 1/1/1; votes 0/0/1, 0/0/1, 1/1/1`` for a consensus row, else empty."""
@@ -71,17 +67,3 @@ class QuestionResult:
         first = self.initial_scores.label() if self.initial_scores is not None else "error"
         votes = ", ".join(vote.label() for vote in self.votes)
         return f"first {first}; votes {votes}"
-
-
-@dataclass(frozen=True)
-class ResultRow:
-    """One row of the results table: the item, the judge's result and offline metric values.
-
-    ``judge`` is ``None`` when the run did not use the judge.
-    ``metric_scores`` maps a snake_case metric column to 0..1, or ``None`` when its
-    inputs were missing for this question.
-    """
-
-    item: EvaluationItem
-    judge: QuestionResult | None
-    metric_scores: dict[str, float | None] = field(default_factory=dict)

@@ -1,0 +1,239 @@
+"""The precision/recall/accuracy judge as a task: one call, three more when the judge hedges."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from rag_evaluator.core.judge_results import JudgeResult, Scores, Vote
+from rag_evaluator.core.no_information import both_say_no_information, no_information_result
+from rag_evaluator.core.prompts import build_user_message
+from rag_evaluator.core.records import EvaluationItem
+from rag_evaluator.core.requests import ModelRequest
+from rag_evaluator.core.summary import SummaryLine, format_fraction
+from rag_evaluator.core.tasks.base import CallEstimate, CellValue, JudgedFamily, Stage, TaskRun
+from rag_evaluator.core.verdicts import VERDICT_SCHEMA, verdict_from_payload
+from rag_evaluator.core.voting import CONSENSUS_VOTES, combine_outcomes, find_hedge_phrases
+
+JUDGE_FAMILY = "judge"
+JUDGE_MAX_TOKENS = 2000
+
+PRECISION = "Precision"
+RECALL = "Recall"
+ACCURACY = "Accuracy"
+REASONING = "Reasoning"
+CONSENSUS = "Consensus"
+VOTES = "Votes"
+
+# The judge's JSON reply: reasoning, a 1-2 sentence summary and three integers.
+OUTPUT_TOKENS_LOW = 150
+OUTPUT_TOKENS_HIGH = 500
+# At the high end of an estimate, this share of questions hedges and gets the consensus calls.
+CONSENSUS_SHARE_HIGH = 0.25
+
+SHORTCUT_NO_INFORMATION = "no_information"
+SHORTCUT_MISSING_ANSWER = "missing_answer"
+
+
+class JudgeFamily(JudgedFamily[JudgeResult]):
+    """Binary precision, recall and accuracy of the answer against the ground truth."""
+
+    name = JUDGE_FAMILY
+    version = 2
+    columns = (PRECISION, RECALL, ACCURACY, REASONING, CONSENSUS, VOTES)
+
+    def __init__(self, system_prompt: str, hedge_phrases: Sequence[str]) -> None:
+        self.system_prompt = system_prompt
+        self.hedge_phrases = tuple(hedge_phrases)
+
+    # -- the task ---------------------------------------------------------------------------
+
+    def request(self, item: EvaluationItem) -> ModelRequest:
+        return ModelRequest(
+            system=self.system_prompt,
+            user=build_user_message(item.question, item.ground_truth, item.rag_answer),
+            schema=VERDICT_SCHEMA,
+            max_tokens=JUDGE_MAX_TOKENS,
+            purpose="judge",
+            parse=verdict_from_payload,
+        )
+
+    def run(self, item: EvaluationItem) -> TaskRun[JudgeResult]:
+        if both_say_no_information(item.rag_answer, item.ground_truth):
+            return _with_shortcut(no_information_result(), SHORTCUT_NO_INFORMATION)
+        request = self.request(item)
+        (first,) = yield (request,)
+        hedges: tuple[str, ...] = ()
+        if first.ok:
+            hedges = find_hedge_phrases(first.value.reasoning, self.hedge_phrases)  # type: ignore[union-attr]
+        votes: tuple = ()
+        if hedges:
+            votes = yield (request,) * CONSENSUS_VOTES
+        return combine_outcomes(first, hedges, votes)
+
+    def unscored(self, error: str, failure: str) -> JudgeResult:
+        return JudgeResult(error=error, failure=failure)
+
+    def missing_answer(self, note: str) -> JudgeResult:
+        return _with_shortcut(
+            JudgeResult(
+                scores=Scores(0, 0, 0),
+                summary="No answer was given for this question.",
+                note=note,
+            ),
+            SHORTCUT_MISSING_ANSWER,
+        )
+
+    # -- identity, cost ---------------------------------------------------------------------
+
+    def identity(self) -> Mapping[str, Any]:
+        return {
+            "prompt_sha256": hashlib.sha256(self.system_prompt.encode("utf-8")).hexdigest(),
+            "hedge_phrases": sorted(phrase.casefold() for phrase in self.hedge_phrases),
+            "consensus_votes": CONSENSUS_VOTES,
+            "max_tokens": JUDGE_MAX_TOKENS,
+            "schema": VERDICT_SCHEMA,
+        }
+
+    def cache_inputs(self, item: EvaluationItem) -> Mapping[str, Any]:
+        return {
+            "question": item.question,
+            "ground_truth": item.ground_truth,
+            "rag_answer": item.rag_answer,
+        }
+
+    def estimate(self, item: EvaluationItem, first_stage: Stage) -> CallEstimate:
+        if not first_stage:
+            return CallEstimate.none()
+        request = first_stage[0]
+        consensus_calls = CONSENSUS_SHARE_HIGH * CONSENSUS_VOTES if self.hedge_phrases else 0.0
+        calls_high = 1 + consensus_calls
+        return CallEstimate(
+            calls_low=1,
+            calls_high=calls_high,
+            input_tokens_low=request.input_tokens_low(),
+            input_tokens_high=request.input_tokens_high() * calls_high,
+            output_tokens_low=OUTPUT_TOKENS_LOW,
+            output_tokens_high=OUTPUT_TOKENS_HIGH * calls_high,
+            system_characters=len(request.system),
+        )
+
+    # -- reporting --------------------------------------------------------------------------
+
+    def cells(self, result: JudgeResult | None) -> list[CellValue]:
+        if result is None:
+            return ["", "", "", "", "", ""]
+        scores = result.scores
+        return [
+            "" if scores is None else scores.precision,
+            "" if scores is None else scores.recall,
+            "" if scores is None else scores.accuracy,
+            result.summary,
+            "yes" if result.consensus else "no",
+            result.votes_label(),
+        ]
+
+    def note_text(self, result: JudgeResult) -> str:
+        parts = []
+        if result.hedge_phrases:
+            quoted = ", ".join(f"'{phrase}'" for phrase in result.hedge_phrases)
+            parts.append(f"consensus of {CONSENSUS_VOTES} votes: the first reasoning said {quoted}")
+        if result.note:
+            parts.append(result.note)
+        return "; ".join(parts)
+
+    def summary(self, results: Sequence[JudgeResult]) -> list[SummaryLine]:
+        scored = [result.scores for result in results if result.scores is not None]
+        return [
+            SummaryLine(PRECISION, format_fraction(sum(s.precision for s in scored), len(scored))),
+            SummaryLine(RECALL, format_fraction(sum(s.recall for s in scored), len(scored))),
+            SummaryLine(ACCURACY, format_fraction(sum(s.accuracy for s in scored), len(scored))),
+            SummaryLine("Unscored", str(len(results) - len(scored))),
+            SummaryLine("Consensus", str(sum(result.consensus for result in results))),
+            SummaryLine(
+                "No Information (no call)",
+                str(sum(result.shortcut == SHORTCUT_NO_INFORMATION for result in results)),
+            ),
+        ]
+
+    def progress_scores(self, result: JudgeResult) -> Mapping[str, int]:
+        if result.scores is None:
+            return {}
+        return {
+            "precision": result.scores.precision,
+            "recall": result.scores.recall,
+            "accuracy": result.scores.accuracy,
+        }
+
+    # -- checkpoint JSON --------------------------------------------------------------------
+
+    def to_json(self, result: JudgeResult) -> dict[str, Any]:
+        return {
+            "scores": _scores_to_json(result.scores),
+            "summary": result.summary,
+            "consensus": result.consensus,
+            "initial_scores": _scores_to_json(result.initial_scores),
+            "votes": [
+                {"scores": _scores_to_json(vote.scores), "error": vote.error}
+                for vote in result.votes
+            ],
+            "hedge_phrases": list(result.hedge_phrases),
+            "note": result.note,
+            "shortcut": result.shortcut,
+        }
+
+    def from_json(self, data: Mapping[str, Any]) -> JudgeResult:
+        return JudgeResult(
+            scores=_scores_from_json(data["scores"]),
+            summary=_text(data["summary"]),
+            consensus=_flag(data["consensus"]),
+            initial_scores=_scores_from_json(data["initial_scores"]),
+            votes=tuple(
+                Vote(_scores_from_json(vote["scores"]), _optional_text(vote["error"]))
+                for vote in data["votes"]
+            ),
+            hedge_phrases=tuple(_text(phrase) for phrase in data["hedge_phrases"]),
+            note=_optional_text(data["note"]),
+            shortcut=_optional_text(data.get("shortcut")),
+        )
+
+
+def _with_shortcut(result: JudgeResult, shortcut: str) -> JudgeResult:
+    return replace(result, shortcut=shortcut)
+
+
+def _scores_to_json(scores: Scores | None) -> dict[str, int] | None:
+    if scores is None:
+        return None
+    return {"precision": scores.precision, "recall": scores.recall, "accuracy": scores.accuracy}
+
+
+def _scores_from_json(data: Any) -> Scores | None:
+    if data is None:
+        return None
+    values = [data["precision"], data["recall"], data["accuracy"]]
+    if not all(isinstance(value, int) and not isinstance(value, bool) for value in values):
+        raise ValueError("scores must be 0 or 1")
+    if not all(value in (0, 1) for value in values):
+        raise ValueError("scores must be 0 or 1")
+    return Scores(*values)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    raise ValueError("expected text")
+
+
+def _optional_text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ValueError("expected text or null")
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ValueError("expected true or false")

@@ -1,0 +1,410 @@
+"""Runs the judged families' tasks of every question over the model client.
+
+The engine knows nothing of files or the terminal: it receives question jobs in the seeded
+order, advances each family's task stage by stage, sends each stage's requests to the client
+from a pool of worker threads (``--concurrency``; the client's limiter paces them), and reports
+through callbacks: a finished stage of an unfinished question (to journal it) and a finished
+question (to checkpoint it). A question is the unit of checkpointing: it is reported once all
+its calls are done.
+
+Questions whose calls all failed on transient errors are held back rather than reported: if
+``outage_after`` such questions come in a row the API is taken to be down, the run stops with
+``JudgeUnavailableError`` and those questions are asked again on resume; a question the API
+answered releases them as ordinary unscored rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import queue
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from rag_evaluator.core.records import EvaluationItem, TokenUsage
+from rag_evaluator.core.requests import CallOutcome, FailureKind, ModelRequest
+from rag_evaluator.core.tasks.base import FamilyResult, JudgedFamily, QuestionRecord, Stage
+from rag_evaluator.errors import BudgetExhaustedError, JudgeUnavailableError, RunStoppedError
+from rag_evaluator.storage.checkpoint import RecordedOutcome, RecordedStage, StageKey
+
+logger = logging.getLogger(__name__)
+
+# How long the main thread waits for a worker before checking again (Ctrl-C stays prompt).
+_POLL_SECONDS = 0.2
+# Questions in a row whose calls all ran out of transient retries: the API looks down.
+OUTAGE_AFTER = 3
+# Stop tickets sort after every real one and name no question.
+_LAST = 2**62
+_NO_QUESTION = -1
+
+
+@dataclass(frozen=True)
+class QuestionJob:
+    """One question to finish: the families still to run and the results already known."""
+
+    question_number: int
+    item: EvaluationItem
+    families: tuple[JudgedFamily[Any], ...]
+    known: Mapping[str, FamilyResult] = field(default_factory=dict)
+
+
+class EngineListener(Protocol):
+    """Where the engine reports; the evaluate pipeline writes checkpoint lines from here."""
+
+    def question_finished(self, record: QuestionRecord) -> None: ...
+
+    def stage_finished(
+        self, key: StageKey, digest: str, outcomes: Sequence[CallOutcome]
+    ) -> None: ...
+
+
+def stage_digest(stage: Stage) -> str:
+    """A fingerprint of a stage's requests, to replay its recorded outcomes only when equal."""
+    joined = ",".join(request.digest() for request in stage)
+    return hashlib.sha256(joined.encode("ascii")).hexdigest()[:16]
+
+
+def recorded(outcome: CallOutcome) -> RecordedOutcome:
+    """A call outcome as the checkpoint keeps it."""
+    return RecordedOutcome(
+        payload=dict(outcome.payload) if outcome.payload is not None else None,
+        error=outcome.error,
+        failure=outcome.failure.value if outcome.failure else None,
+        usage=outcome.usage,
+        calls=outcome.calls,
+        cost_usd=outcome.cost_usd,
+    )
+
+
+def replayed(request: ModelRequest, saved: RecordedOutcome) -> CallOutcome | None:
+    """A recorded outcome as the task receives it; ``None`` when it no longer parses."""
+    failure = FailureKind(saved.failure) if saved.failure else None
+    value = None
+    if saved.payload is not None:
+        try:
+            value = request.parse(saved.payload)
+        except ValueError:
+            return None
+    return CallOutcome(
+        value, saved.payload, saved.error, failure, saved.usage, saved.calls, saved.cost_usd
+    )
+
+
+class FamilyRun:
+    """One family's task for one question, advancing stage by stage."""
+
+    def __init__(self, family: JudgedFamily[Any], job: QuestionJob) -> None:
+        self.family = family
+        self.question_number = job.question_number
+        self._task = family.run(job.item)
+        self.stage_index = -1
+        self.stage: Stage = ()
+        self.outcomes: list[CallOutcome | None] = []
+        self.result: FamilyResult | None = None
+        self.usage = TokenUsage()
+        self.calls = 0
+        self.cost_usd = 0.0
+        self.answered = False  # some call got an answer from the API (usable or not)
+        self.failed_transiently = False  # some call ran out of transient retries
+
+    @property
+    def key(self) -> StageKey:
+        return (self.question_number, self.family.name, self.stage_index)
+
+    def start(self, journal: Mapping[StageKey, RecordedStage]) -> Stage | None:
+        """Begin the task, replaying stages recorded by an earlier run; the first stage to send."""
+        stage = self._advance(None)
+        while stage is not None:
+            saved = journal.get(self.key)
+            if saved is None or saved.digest != stage_digest(stage):
+                return stage
+            if len(saved.outcomes) != len(stage):
+                return stage
+            outcomes = [
+                replayed(request, outcome)
+                for request, outcome in zip(stage, saved.outcomes, strict=True)
+            ]
+            if any(item is None for item in outcomes):
+                return stage
+            for outcome in outcomes:
+                self.account(outcome)  # type: ignore[arg-type]
+            stage = self._advance(tuple(outcomes))  # type: ignore[arg-type]
+        return None
+
+    def account(self, outcome: CallOutcome) -> None:
+        self.usage = self.usage + outcome.usage
+        self.calls += outcome.calls
+        self.cost_usd += outcome.cost_usd
+        if outcome.ok or (outcome.failure is FailureKind.QUESTION and outcome.calls):
+            self.answered = True
+        if outcome.failure is FailureKind.TRANSIENT:
+            self.failed_transiently = True
+
+    def deliver(self, index: int, outcome: CallOutcome) -> tuple[CallOutcome, ...] | None:
+        """Record one request's outcome; the stage's outcomes once all of them are in."""
+        self.outcomes[index] = outcome
+        self.account(outcome)
+        if any(item is None for item in self.outcomes):
+            return None
+        return tuple(self.outcomes)  # type: ignore[arg-type]
+
+    def next_stage(self, outcomes: tuple[CallOutcome, ...]) -> Stage | None:
+        return self._advance(outcomes)
+
+    def _advance(self, outcomes: tuple[CallOutcome, ...] | None) -> Stage | None:
+        while True:
+            try:
+                stage = next(self._task) if outcomes is None else self._task.send(outcomes)
+            except StopIteration as finished:
+                self.result = replace(
+                    finished.value, usage=self.usage, calls=self.calls, cost_usd=self.cost_usd
+                )
+                return None
+            self.stage_index += 1
+            if stage:
+                self.stage = stage
+                self.outcomes = [None] * len(stage)
+                return stage
+            outcomes = ()  # an empty stage needs no call
+
+
+@dataclass(order=True)
+class _Ticket:
+    """One request of one question's stage, queued for a worker (earlier questions first)."""
+
+    priority: tuple[int, int]
+    question_number: int = field(compare=False)  # _NO_QUESTION: the worker should stop
+    family: str = field(compare=False)
+    index: int = field(compare=False)
+    request: ModelRequest = field(compare=False)
+
+
+@dataclass
+class _ActiveQuestion:
+    job: QuestionJob
+    position: int
+    runs: dict[str, FamilyRun]
+
+
+class OutageWatch:
+    """Holds back questions that failed on transient errors until the API answers again."""
+
+    def __init__(self, threshold: int = OUTAGE_AFTER) -> None:
+        self.threshold = threshold
+        self.held: list[QuestionRecord] = []
+        self.last_reason = ""
+
+    def classify(self, record: QuestionRecord, runs: Sequence[FamilyRun]) -> str:
+        """``answered``, ``transient`` (every call ran out of transient retries) or ``silent``."""
+        if any(run.answered for run in runs):
+            return "answered"
+        if any(run.failed_transiently for run in runs):
+            reasons = [result.error for result in record.results.values() if result.error]
+            self.last_reason = reasons[0] if reasons else ""
+            return "transient"
+        return "silent"
+
+    def tripped(self) -> bool:
+        return len(self.held) >= self.threshold
+
+    def error(self) -> JudgeUnavailableError:
+        message = (
+            f"The Anthropic API kept failing for {len(self.held)} questions in a row "
+            f"({self.last_reason}), so it looks unavailable. Check your network and "
+            "https://status.anthropic.com, then run the same command again to resume"
+        )
+        logger.error("model calls stopped: %s", message, extra={"terminal": False})
+        return JudgeUnavailableError(message, len(self.held))
+
+
+class DirectEngine:
+    """Sends every question's calls straight to the Messages API, up to N at once."""
+
+    def __init__(
+        self,
+        call: Callable[[ModelRequest, str], CallOutcome],
+        listener: EngineListener,
+        *,
+        concurrency: int = 1,
+        stop: threading.Event | None = None,
+        journal: Mapping[StageKey, RecordedStage] | None = None,
+        outage_after: int = OUTAGE_AFTER,
+        on_start: Callable[[int], None] | None = None,
+    ) -> None:
+        self._call = call
+        self._on_start = on_start
+        self._listener = listener
+        self._workers = max(1, concurrency)
+        # With one worker, one question at a time (the spec's sequential run); with more, enough
+        # questions open to keep every worker busy while others wait on their next stage.
+        self._max_active = 1 if self._workers == 1 else self._workers * 2
+        self.stop = stop or threading.Event()
+        self._journal = journal or {}
+        self._outage = OutageWatch(outage_after)
+        self._calls: queue.PriorityQueue[_Ticket] = queue.PriorityQueue()
+        self._done: queue.Queue[tuple[_Ticket, CallOutcome | BaseException]] = queue.Queue()
+        self._active: dict[int, _ActiveQuestion] = {}
+        self._in_flight = 0
+        self._sequence = 0
+        self._draining: BudgetExhaustedError | None = None
+        self._threads: list[threading.Thread] = []
+
+    # -- the main thread ----------------------------------------------------------------------
+
+    def run(self, jobs: Sequence[QuestionJob]) -> None:
+        """Finish every job (reporting each question), or raise why the run stopped."""
+        waiting = deque(enumerate(jobs))
+        self._start_workers()
+        try:
+            while True:
+                while waiting and self._draining is None and len(self._active) < self._max_active:
+                    position, job = waiting.popleft()
+                    self._open(job, position)
+                if self._in_flight == 0:
+                    if self._draining is not None or not waiting:
+                        if self._active and self._draining is None:
+                            raise RuntimeError("questions left open with no call in flight")
+                        break
+                    continue
+                try:
+                    ticket, outcome = self._done.get(timeout=_POLL_SECONDS)
+                except queue.Empty:
+                    continue
+                self._in_flight -= 1
+                if isinstance(outcome, BaseException):
+                    self._failed(ticket, outcome)
+                else:
+                    self._deliver(ticket, outcome)
+            if self._draining is not None:
+                raise self._draining
+            self._release_held()
+        except BaseException:
+            self.stop.set()
+            raise
+        finally:
+            self._stop_workers()
+
+    def _open(self, job: QuestionJob, position: int) -> None:
+        active = _ActiveQuestion(job, position, {})
+        self._active[job.question_number] = active
+        if self._on_start is not None:
+            self._on_start(job.question_number)
+        for family in job.families:
+            run = FamilyRun(family, job)
+            active.runs[family.name] = run
+            stage = run.start(self._journal)
+            if stage is not None:
+                self._submit(active, run, stage)
+        self._finish_if_done(active)
+
+    def _submit(self, active: _ActiveQuestion, run: FamilyRun, stage: Stage) -> None:
+        for index, request in enumerate(stage):
+            self._sequence += 1
+            ticket = _Ticket(
+                (active.position, self._sequence),
+                active.job.question_number,
+                run.family.name,
+                index,
+                request,
+            )
+            self._in_flight += 1
+            self._calls.put(ticket)
+
+    def _deliver(self, ticket: _Ticket, outcome: CallOutcome) -> None:
+        active = self._active.get(ticket.question_number)
+        if active is None:
+            return
+        run = active.runs[ticket.family]
+        outcomes = run.deliver(ticket.index, outcome)
+        if outcomes is None:
+            return
+        finished_key = run.key
+        digest = stage_digest(run.stage)
+        next_stage = run.next_stage(outcomes)
+        if next_stage is not None:
+            # The question needs more calls: keep what this stage cost.
+            self._listener.stage_finished(finished_key, digest, outcomes)
+            if self._draining is None and not self.stop.is_set():
+                self._submit(active, run, next_stage)
+            else:
+                self._abandon(active)
+            return
+        self._finish_if_done(active)
+
+    def _abandon(self, active: _ActiveQuestion) -> None:
+        self._active.pop(active.job.question_number, None)
+
+    def _failed(self, ticket: _Ticket, error: BaseException) -> None:
+        if isinstance(error, RunStoppedError):
+            active = self._active.get(ticket.question_number)
+            if active is not None:
+                self._abandon(active)
+            return
+        if isinstance(error, BudgetExhaustedError):
+            # Stop starting calls, but let the calls in flight finish and be recorded.
+            if self._draining is None:
+                logger.warning(error.message, extra={"terminal": False})
+                self._draining = error
+                self.stop.set()
+            active = self._active.get(ticket.question_number)
+            if active is not None:
+                self._abandon(active)
+            return
+        raise error
+
+    def _finish_if_done(self, active: _ActiveQuestion) -> None:
+        runs = list(active.runs.values())
+        if any(run.result is None for run in runs):
+            return
+        self._active.pop(active.job.question_number, None)
+        results: dict[str, FamilyResult] = dict(active.job.known)
+        for run in runs:
+            results[run.family.name] = run.result  # type: ignore[assignment]
+        record = QuestionRecord(active.job.question_number, results)
+        kind = self._outage.classify(record, runs)
+        if kind == "transient":
+            self._outage.held.append(record)
+            if self._outage.tripped():
+                raise self._outage.error()
+            return
+        if kind == "answered":
+            self._release_held()
+        self._listener.question_finished(record)
+
+    def _release_held(self) -> None:
+        held, self._outage.held = self._outage.held, []
+        for record in held:
+            self._listener.question_finished(record)
+
+    # -- the workers --------------------------------------------------------------------------
+
+    def _start_workers(self) -> None:
+        for number in range(self._workers):
+            thread = threading.Thread(
+                target=self._work, name=f"rag-eval-call-{number + 1}", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+
+    def _stop_workers(self) -> None:
+        # Daemon threads: a call still in flight after Ctrl-C is abandoned, not waited for.
+        for number in range(len(self._threads)):
+            self._calls.put(_Ticket((_LAST, number), _NO_QUESTION, "", 0, None))  # type: ignore[arg-type]
+
+    def _work(self) -> None:
+        while True:
+            ticket = self._calls.get()
+            if ticket.question_number == _NO_QUESTION:
+                return
+            if self.stop.is_set():
+                self._done.put((ticket, RunStoppedError("the run is stopping")))
+                continue
+            try:
+                outcome = self._call(ticket.request, f"question {ticket.question_number}")
+            except BaseException as error:  # reported to the main thread, which decides
+                self._done.put((ticket, error))
+            else:
+                self._done.put((ticket, outcome))

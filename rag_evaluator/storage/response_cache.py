@@ -1,0 +1,127 @@
+"""The response cache: family results of earlier runs, reused instead of paid for again.
+
+A SQLite file in the user cache folder (``platformdirs.user_cache_dir("rag-eval")``, or
+``$RAG_EVAL_CACHE_DIR``), keyed by a digest of everything that decides a result: the model, the
+family and its version and settings (prompts, hedge phrases, options), and the texts the family
+reads. Only scored results are stored; a hedged judge question is stored with its votes, so a
+cached question keeps its majority. Safe under concurrent runs (SQLite's locking, WAL journal,
+a busy timeout); a damaged or unusable cache file is reported once and ignored for the run,
+never fatal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_cache_dir
+
+logger = logging.getLogger(__name__)
+
+CACHE_FILE_NAME = "responses.sqlite3"
+_APP_NAME = "rag-eval"
+_BUSY_TIMEOUT_MS = 10_000
+
+
+def default_cache_directory() -> Path:
+    return Path(user_cache_dir(_APP_NAME))
+
+
+def cache_key(material: Mapping[str, Any]) -> str:
+    """The digest of a JSON-able description of a family result's inputs and settings."""
+    text = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """Stored family results by key; a disabled cache finds nothing and stores nothing."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._connection: sqlite3.Connection | None = None
+        self.hits = 0
+        if path is not None:
+            self._open(path)
+
+    @property
+    def enabled(self) -> bool:
+        return self._connection is not None
+
+    def _open(self, path: Path) -> None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000)
+            connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            connection.execute("PRAGMA journal_mode = WAL")
+            # A cache may lose its last entries in a power cut; not worth an fsync per entry.
+            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS results ("
+                "key TEXT PRIMARY KEY, family TEXT NOT NULL, value TEXT NOT NULL, "
+                "created REAL NOT NULL)"
+            )
+            connection.commit()
+        except (sqlite3.Error, OSError) as exc:
+            self._disable(exc)
+            return
+        self._connection = connection
+
+    def _disable(self, exc: BaseException) -> None:
+        logger.warning(
+            "The response cache %s cannot be used (%s); this run calls the model for every "
+            "question. Delete that file to start a fresh cache",
+            self.path,
+            exc,
+        )
+        if self._connection is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._connection.close()
+        self._connection = None
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored result for ``key``, or ``None``."""
+        if self._connection is None:
+            return None
+        try:
+            row = self._connection.execute(
+                "SELECT value FROM results WHERE key = ?", (key,)
+            ).fetchone()
+        except sqlite3.Error as exc:
+            self._disable(exc)
+            return None
+        if row is None:
+            return None
+        try:
+            value = json.loads(row[0])
+        except ValueError:
+            logger.info("Response cache entry %s is not valid JSON; ignored", key[:12])
+            return None
+        if not isinstance(value, dict):
+            return None
+        self.hits += 1
+        return value
+
+    def put(self, key: str, family: str, value: Mapping[str, Any]) -> None:
+        """Store a result (an existing entry for the same key is replaced)."""
+        if self._connection is None:
+            return
+        try:
+            self._connection.execute(
+                "INSERT OR REPLACE INTO results (key, family, value, created) VALUES (?, ?, ?, ?)",
+                (key, family, json.dumps(value, ensure_ascii=False), time.time()),
+            )
+            self._connection.commit()
+        except sqlite3.Error as exc:
+            self._disable(exc)
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
