@@ -139,12 +139,25 @@ class RunStoppedError(Exception):
     """Internal signal to the judge's workers that the run is stopping; not a user error."""
 
 
+# How to install each optional extra: the one hint every message and the README give.
+# The semantic extra pulls torch; a CPU-only build first avoids gigabytes of CUDA wheels.
+CPU_TORCH_INSTALL = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+
+
+def install_command(extra: str) -> str:
+    """The shell command that installs an optional extra (CPU torch first for semantic)."""
+    command = f"pip install 'rag-eval[{extra}]'"
+    if extra == "semantic":
+        return f"{CPU_TORCH_INSTALL} && {command}"
+    return command
+
+
 class MissingExtraError(RagEvalError):
     """An optional dependency group is needed but not installed."""
 
     def __init__(self, extra: str, feature: str) -> None:
         super().__init__(
             f"{feature} needs the optional '{extra}' dependencies. "
-            f"Install them with: pip install 'rag-eval[{extra}]'"
+            f"Install them with: {install_command(extra)}"
         )
         self.extra = extra

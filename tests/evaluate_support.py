@@ -105,9 +105,13 @@ def write_inputs(
     )
 
 
-def run_cli(arguments: Sequence[str], input_text: str | None = None) -> Result:
+def run_cli(
+    arguments: Sequence[str],
+    input_text: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Result:
     """``rag-eval <arguments>`` in-process, exactly as typed (the cwd is the test's folder)."""
-    return CliRunner().invoke(app, list(arguments), input=input_text)
+    return CliRunner().invoke(app, list(arguments), input=input_text, env=dict(env or {}))
 
 
 @dataclass(frozen=True)

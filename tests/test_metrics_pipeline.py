@@ -227,11 +227,13 @@ def test_semantic_and_similarity_matching_without_the_extra_name_the_install_com
     blocked = "sentence_transformers,bert_score"
     assert run_without(blocked, "semantic") == (
         "The semantic metric family needs the optional 'semantic' dependencies. "
-        "Install them with: pip install 'rag-eval[semantic]'"
+        "Install them with: pip install torch --index-url https://download.pytorch.org/whl/cpu"
+        " && pip install 'rag-eval[semantic]'"
     )
     assert run_without(blocked, "retrieval", "similarity") == (
         "Matching chunks by similarity (--match similarity) needs the optional 'semantic' "
-        "dependencies. Install them with: pip install 'rag-eval[semantic]'"
+        "dependencies. Install them with: pip install torch --index-url "
+        "https://download.pytorch.org/whl/cpu && pip install 'rag-eval[semantic]'"
     )
     # Exact matching and the lexical family need neither extra.
     assert run_without(f"{blocked},sacrebleu,rouge_score", "lexical,retrieval") == "no error"

@@ -29,7 +29,7 @@ from rag_evaluator.core.models import (
     ModelInfo,
 )
 from rag_evaluator.core.records import TokenUsage
-from rag_evaluator.core.requests import CHARS_PER_TOKEN_LOW
+from rag_evaluator.core.requests import CHARS_PER_TOKEN_LOW, ModelRequest
 from rag_evaluator.core.tasks.base import CallEstimate
 
 _PER_MILLION = 1_000_000
@@ -164,6 +164,17 @@ def call_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> fl
         + usage.cache_read_input_tokens * input_price * CACHE_READ_MULTIPLIER
     ) / _PER_MILLION
     return cost * BATCH_DISCOUNT if batch else cost
+
+
+# What a call about to start is assumed to write, for the --max-cost reservation.
+RESERVED_OUTPUT_TOKENS = 500
+
+
+def reserved_call_usd(request: ModelRequest, model: ModelInfo, *, batch: bool = False) -> float:
+    """A call's cost at its high input estimate and a long reply: what ``--max-cost`` books
+    for a call in flight, so the actual spending stays under the budget."""
+    usage = TokenUsage(request.input_tokens_high(), RESERVED_OUTPUT_TOKENS)
+    return call_cost(usage, model, batch=batch)
 
 
 def actual_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> float:

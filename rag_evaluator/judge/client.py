@@ -28,7 +28,7 @@ import anthropic
 import httpx2
 from anthropic.types import Message
 
-from rag_evaluator.core.cost import caches_system_prompt, call_cost
+from rag_evaluator.core.cost import caches_system_prompt, call_cost, reserved_call_usd
 from rag_evaluator.core.models import ModelInfo
 from rag_evaluator.core.records import TokenUsage
 from rag_evaluator.core.requests import (
@@ -58,8 +58,6 @@ _API_MESSAGE_LIMIT = 200
 # The headers through which the API asks for a wait, and their unit in seconds.
 _RETRY_AFTER_HEADERS = (("retry-after-ms", 0.001), ("retry-after", 1.0))
 _THROTTLE_STATUSES = (429, 529)
-# What the estimate of a call's cost assumes it writes, for the --max-cost reservation.
-_RESERVED_OUTPUT_TOKENS = 500
 
 
 @dataclass(frozen=True)
@@ -248,8 +246,7 @@ class ModelClient:
 
     def estimated_call_usd(self, request: ModelRequest) -> float:
         """A call's likely cost, reserved against ``--max-cost`` while it is in flight."""
-        usage = TokenUsage(request.input_tokens_high(), _RESERVED_OUTPUT_TOKENS)
-        return call_cost(usage, self.settings.model, batch=self.settings.batch)
+        return reserved_call_usd(request, self.settings.model, batch=self.settings.batch)
 
     def call(self, request: ModelRequest, *, label: str = "") -> CallOutcome:
         """One usable answer to ``request``, or an outcome saying why there is none.

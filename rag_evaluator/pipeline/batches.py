@@ -150,6 +150,7 @@ class BatchRunner:
         while outstanding:
             for batch_id, ids in list(self.open_batches.items()):
                 if outstanding.keys() & set(ids):
+                    self._say(f"Collecting Message Batch {batch_id}, sent by the earlier run")
                     self._collect(batch_id, outstanding)
             if not outstanding:
                 break
@@ -216,7 +217,16 @@ class BatchRunner:
         self.writer.append_batch(batch.id, ids)
         self.open_batches[batch.id] = tuple(ids)
         logger.info("Created Message Batch %s with %d request(s)", batch.id, len(ids))
+        self._say(
+            f"Sent Message Batch {batch.id} ({len(ids)} request(s)); checking it every "
+            f"{self.poll_seconds:g} s. Ctrl-C stops waiting; the batch goes on and a rerun "
+            "collects it"
+        )
         return batch.id
+
+    def _say(self, message: str) -> None:
+        if self.interaction is not None:
+            self.interaction.info(message)
 
     def _collect(self, batch_id: str, outstanding: dict[str, _Pending]) -> None:
         """Wait for a batch to end, then apply its results to the outstanding requests."""

@@ -666,8 +666,14 @@ def lock_run(checkpoint: Path) -> RunLock:
             if not same_file:
                 os.close(fd)
                 continue
-            os.ftruncate(fd, 0)
-            os.write(fd, str(os.getpid()).encode("ascii"))
+            try:
+                os.ftruncate(fd, 0)
+                os.write(fd, str(os.getpid()).encode("ascii"))
+            except OSError as exc:
+                raise CheckpointError(
+                    f"Cannot take the lock file {lock_path}: {exc.strerror}. Delete it if it is "
+                    "not a regular file, or choose another checkpoint folder with --checkpoint-dir"
+                ) from exc
         except BaseException:
             os.close(fd)
             raise
