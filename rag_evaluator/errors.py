@@ -17,7 +17,8 @@ already says how to fix it. Only ``cli.py`` turns them into text and an exit cod
     │   └── JudgeFatalError       stop the run: bad key, no access, unknown model, billing (exit 2)
     │       └── JudgeUnavailableError  transient failures outlasted every retry, several
     │                                  questions in a row: the API looks down (exit 2)
-    └── MissingExtraError         an optional dependency group is not installed (exit 2)
+    ├── MissingExtraError         an optional dependency group is not installed (exit 2)
+    └── QualityGateError          a CI gate failed: --fail-under, --fail-if-worse (exit 3)
 """
 
 from __future__ import annotations
@@ -136,3 +137,9 @@ class MissingExtraError(RagEvalError):
             f"Install them with: pip install 'rag-eval[{extra}]'"
         )
         self.extra = extra
+
+
+class QualityGateError(RagEvalError):
+    """A quality gate asked for on the command line failed; the results are written."""
+
+    exit_code = 3

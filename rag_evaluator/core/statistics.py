@@ -20,7 +20,7 @@ from types import ModuleType
 import numpy as np
 
 CONFIDENCE_LEVEL = 0.95
-SIGNIFICANCE_LEVEL = 1 - CONFIDENCE_LEVEL
+SIGNIFICANCE_LEVEL = 0.05  # 1 - CONFIDENCE_LEVEL, written out to keep it exact
 RESAMPLES = 9999
 RESAMPLING_SEED = 0
 # Resamples drawn at a time: bounds memory to BATCH x n floats for runs of any size.
