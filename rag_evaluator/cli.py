@@ -12,6 +12,7 @@ from typing import ParamSpec, TypeVar
 import typer
 
 from rag_evaluator import __version__, console
+from rag_evaluator.commands.calibrate import calibrate_command
 from rag_evaluator.commands.compare import compare_command
 from rag_evaluator.commands.convert import convert_command
 from rag_evaluator.commands.evaluate import evaluate_command
@@ -75,6 +76,7 @@ def root(
 app.command("convert")(reports_errors(convert_command))
 app.command("evaluate")(reports_errors(evaluate_command))
 app.command("compare")(reports_errors(compare_command))
+app.command("calibrate")(reports_errors(calibrate_command))
 
 
 def _interrupt_on_terminate(signal_number: int, frame: FrameType | None) -> None:

@@ -82,11 +82,17 @@ def table(
     text_columns: Sequence[int] = (),
 ) -> None:
     """Print a simple table: the first column and ``text_columns`` left-aligned, the rest
-    (figures) right-aligned."""
+    (figures) right-aligned.
+
+    On a narrow terminal the first column (names) keeps its width and long cells fold onto
+    more lines: a figure is never cut short with an ellipsis.
+    """
     rendered = Table(title=title, title_justify="left")
     for index, column in enumerate(columns):
         left = index == 0 or index in text_columns
-        rendered.add_column(column, justify="left" if left else "right")
+        rendered.add_column(
+            column, justify="left" if left else "right", no_wrap=index == 0, overflow="fold"
+        )
     for row in rows:
         rendered.add_row(*(escape(str(cell)) for cell in row))
     (stdout_console if to_stdout else stderr_console).print(rendered)

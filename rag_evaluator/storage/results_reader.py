@@ -168,3 +168,13 @@ def read_run_scores(path: Path) -> RunScores:
             sheet.path,
         )
     return build_run_scores(str(path), sheet.headers, sheet.rows, summary=sheet.summary)
+
+
+def read_label_sheet(path: Path) -> CsvSheet:
+    """Read a file of human labels: ``Question Number`` and one column per labelled metric."""
+    return read_sheet(
+        path,
+        what="a file of human labels",
+        fix="Give it a 'Question Number' column and one column per labelled metric, named "
+        "like the results file's (e.g. Precision)",
+    )
