@@ -8,8 +8,10 @@ from typing import Annotated
 import typer
 
 from rag_evaluator import console
+from rag_evaluator.core.gates import describe_failures, parse_thresholds
 from rag_evaluator.core.models import DEFAULT_MODEL_ALIAS
 from rag_evaluator.core.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
+from rag_evaluator.errors import QualityGateError
 from rag_evaluator.logs import configure_logging
 from rag_evaluator.pipeline.evaluate import (
     EvaluateRequest,
@@ -177,11 +179,20 @@ def evaluate_command(
             help="Semantic metrics: the BERTScore model (local folder or cached name).",
         ),
     ] = None,
+    fail_under: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-under",
+            help="CI gate: exit with code 3 (after writing the results) when a metric's rate "
+            "or mean is below its minimum, e.g. precision=0.8,rouge1=0.5.",
+        ),
+    ] = None,
 ) -> None:
     """Have Claude judge every RAG answer (precision, recall, accuracy) and write the results."""
     working_directory = Path.cwd()
     settings = load_settings(working_directory)
     configure_logging()
+    thresholds = parse_thresholds(fail_under)
     request = EvaluateRequest(
         questions_path=questions,
         ground_truth_path=ground_truth,
@@ -204,6 +215,7 @@ def evaluate_command(
             embedding_model=embedding_model,
             bertscore_model=bertscore_model,
         ),
+        fail_under=thresholds,
     )
     outcome = run_evaluation(request, settings, ConsoleInteraction(assume_yes=yes))
     if outcome.declined:
@@ -219,5 +231,9 @@ def evaluate_command(
         console.warning(
             f"{outcome.unscored_count} question(s) could not be scored; "
             "the Error column of the results file says why"
+        )
+    if outcome.threshold_failures:
+        raise QualityGateError(
+            describe_failures(outcome.threshold_failures, str(outcome.results_path))
         )
     raise typer.Exit(outcome.exit_code)

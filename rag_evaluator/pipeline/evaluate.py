@@ -22,6 +22,14 @@ from rag_evaluator.core.fingerprint import (
     fingerprint_differences,
     fingerprint_run,
 )
+from rag_evaluator.core.gates import (
+    Threshold,
+    ThresholdFailure,
+    computed_metrics,
+    failed_thresholds,
+    observed_values,
+    resolve_thresholds,
+)
 from rag_evaluator.core.models import ModelInfo, resolve_model
 from rag_evaluator.core.no_information import both_say_no_information, no_information_result
 from rag_evaluator.core.prompts import build_user_message
@@ -55,6 +63,7 @@ from rag_evaluator.pipeline.metric_families import (
     resolve_all,
 )
 from rag_evaluator.pipeline.metrics import MetricOptions
+from rag_evaluator.pipeline.metrics import metric_columns as offline_metric_columns
 from rag_evaluator.settings import Settings
 from rag_evaluator.storage.checkpoint import (
     CheckpointHeader,
@@ -124,6 +133,7 @@ class EvaluateRequest:
     metrics: str = JUDGE_FAMILY
     hedge_phrases: tuple[str, ...] = DEFAULT_HEDGE_PHRASES
     metric_options: MetricOptions = field(default_factory=MetricOptions)
+    fail_under: tuple[Threshold, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -164,6 +174,7 @@ class RunOutcome:
     results_path: Path | None = None
     summary: list[SummaryLine] = field(default_factory=list)
     unscored_count: int = 0
+    threshold_failures: list[ThresholdFailure] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -266,6 +277,12 @@ def run_evaluation(
     items = selection.items
     families = resolve_all(families, items)
     check_offline_ready(families, request.metric_options)
+    # A threshold on a metric this run will not compute is a usage error, found before any
+    # question is scored or paid for.
+    resolve_thresholds(
+        request.fail_under,
+        computed_metrics(families.judge, offline_metric_columns(families.offline)),
+    )
     setup = _judge_setup(request, settings, families)
     with ExitStack() as hold:
         judging = None
@@ -341,12 +358,17 @@ def run_evaluation(
         if judging is not None:
             remove_checkpoint(judging.checkpointing.path)
         unscored = sum(1 for result in done.values() if not result.scored)
+        threshold_failures = failed_thresholds(
+            request.fail_under,
+            observed_values(rows, judged=setup is not None, metric_columns=metric_columns),
+        )
         return RunOutcome(
             declined=False,
             exit_code=EXIT_SOME_UNSCORED if unscored else EXIT_ALL_SCORED,
             results_path=results_path,
             summary=summary,
             unscored_count=unscored,
+            threshold_failures=threshold_failures,
         )
 
 
