@@ -65,7 +65,10 @@ def wilson_interval(successes: int, total: int) -> Interval | None:
 
 
 def _has_spread(values: Sequence[float]) -> bool:
-    return len(values) >= 2 and min(values) != max(values)
+    # Tolerant: 0.3 - 0.1 and 0.4 - 0.2 differ in the last bit, but are the same difference.
+    return len(values) >= 2 and not math.isclose(
+        min(values), max(values), rel_tol=1e-9, abs_tol=1e-12
+    )
 
 
 def bootstrap_mean_interval(values: Sequence[float]) -> Interval | None:
@@ -124,7 +127,8 @@ def paired_permutation_p_value(baseline: Sequence[float], run: Sequence[float]) 
     difference is 0.
     """
     differences = [after - before for before, after in zip(baseline, run, strict=True)]
-    if not any(differences):
+    if not any(differences) or len(differences) < 2:
+        # One pair: flipping its sign gives an equally extreme mean, so p = 1.
         return 1.0
     found = _stats().permutation_test(
         (np.asarray(run, dtype=float), np.asarray(baseline, dtype=float)),
