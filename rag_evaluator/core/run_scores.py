@@ -7,8 +7,8 @@ code changes):
   text columns (Reasoning, Consensus, Votes, Error, Note) are never metrics;
 - a column whose non-empty cells are all exactly ``0`` or ``1`` is a **binary** metric;
 - a column whose non-empty cells are all numbers, at least one of them written with a
-  decimal point (``0.6291``, ``1.0000``), is a **continuous** metric (``0`` and ``1`` may
-  appear among them);
+  decimal point or an exponent (``0.6291``, ``1.0000``, ``1e-05``), is a **continuous**
+  metric (``0`` and ``1`` may appear among them);
 - anything else is not a metric: labels (``CORRECT``/``WRONG``), letter grades, counts
   written as whole numbers other than 0 and 1, free text. A column with no value at all
   cannot be classified and is listed as empty.
@@ -51,7 +51,8 @@ NON_METRIC_COLUMNS = (
     NOTE,
 )
 
-_DECIMAL = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# A number with a decimal point or an exponent: 0.6291, .5, 1.0000, 1e-05.
+_DECIMAL = re.compile(r"[+-]?(?:(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)")
 _INTEGER = re.compile(r"[+-]?\d+")
 
 
