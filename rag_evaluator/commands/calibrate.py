@@ -69,7 +69,7 @@ def _show(report: CalibrationReport, *, to_stdout: bool) -> None:
             "Labelled",
             "Agreement",
             "Cohen's κ",
-            "Judge bias (judge vs people, labelled)",
+            "Judge − people (labelled)",
             "Judge (all)",
             f"Corrected ({level} CI)",
         ],
