@@ -7,7 +7,6 @@ library's implementation (statsmodels for McNemar and Holm, scikit-learn for kap
 
 from __future__ import annotations
 
-import itertools
 import math
 import random
 
@@ -25,15 +24,15 @@ from rag_evaluator.core.statistics import (
     RESAMPLING_SEED,
     ConfusionMatrix,
     Interval,
+    PairedBootstrap,
     PairedCounts,
     bootstrap_mean_interval,
     cohen_kappa,
     confusion_matrix,
     holm_adjust,
     mcnemar_exact_p_value,
-    paired_bootstrap_interval,
+    paired_bootstrap,
     paired_difference_interval,
-    paired_permutation_p_value,
     prediction_powered_mean,
     wilson_interval,
 )
@@ -352,36 +351,51 @@ def test_paired_bootstrap_is_scipys_paired_bootstrap() -> None:
         n_resamples=RESAMPLES,
         method="percentile",
         rng=np.random.default_rng(RESAMPLING_SEED),
-    ).confidence_interval
-    found = paired_bootstrap_interval(baseline, run)
-    assert bounds(found) == pytest.approx((expected.low, expected.high), abs=1e-12)
-    assert paired_bootstrap_interval([0.5], [0.7]) is None  # n = 1
-    assert paired_bootstrap_interval([0.1, 0.2], [0.3, 0.4]) is None  # same difference
-
-
-# --- Paired permutation test ------------------------------------------------------------------
-
-
-def test_permutation_p_value_worked_by_hand() -> None:
-    # Differences 1, 2, 3: of the 8 sign patterns only +1+2+3 and -1-2-3 reach |sum| 6.
-    assert paired_permutation_p_value([0, 0, 0], [1, 2, 3]) == pytest.approx(2 / 8)
-    assert paired_permutation_p_value([0.5, 0.5], [0.5, 0.5]) == 1.0  # all agree
-    assert paired_permutation_p_value([0.2], [0.9]) == 1.0  # n = 1: both signs as extreme
-
-
-@settings(max_examples=25, deadline=None)
-@given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=2, max_size=10))
-def test_permutation_p_value_matches_brute_force_enumeration(differences: list[float]) -> None:
-    differences = [round(value, 3) for value in differences]
-    if not any(differences):
-        return
-    observed = abs(sum(differences))
-    extreme = sum(
-        1
-        for signs in itertools.product((1, -1), repeat=len(differences))
-        if abs(sum(sign * value for sign, value in zip(signs, differences, strict=True)))
-        >= observed - 1e-9
     )
-    expected = extreme / 2 ** len(differences)
-    found = paired_permutation_p_value([0.0] * len(differences), differences)
-    assert found == pytest.approx(expected, abs=1e-9)
+    found = paired_bootstrap(baseline, run)
+    interval = expected.confidence_interval
+    assert bounds(found.interval) == pytest.approx((interval.low, interval.high), abs=1e-12)
+    resampled = expected.bootstrap_distribution
+    below, above = int((resampled <= 0).sum()), int((resampled >= 0).sum())
+    assert found.p_value == pytest.approx(2 * (min(below, above) + 1) / (RESAMPLES + 1))
+
+
+def test_paired_bootstrap_without_spread_worked_by_hand() -> None:
+    assert paired_bootstrap([0.5, 0.5], [0.5, 0.5]) == PairedBootstrap(None, 1.0)  # all agree
+    assert paired_bootstrap([0.5], [0.7]) == PairedBootstrap(None, 1.0)  # n = 1
+    # 5 pairs, each up by 0.2 (all disagree the same way): of the 2^5 sign flips only
+    # all-plus and all-minus are as extreme: p = 2/32.
+    assert paired_bootstrap([0.1] * 5, [0.3] * 5) == PairedBootstrap(None, 2 / 32)
+    # 0.3 - 0.1 and 0.4 - 0.2 differ in the last bit only: still the same difference.
+    assert paired_bootstrap([0.1, 0.2], [0.3, 0.4]) == PairedBootstrap(None, 0.5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.floats(0, 1, allow_nan=False), st.floats(0, 1, allow_nan=False)),
+        min_size=3,
+        max_size=60,
+    )
+)
+def test_paired_bootstrap_test_agrees_with_its_interval(pairs: list[tuple[float, float]]) -> None:
+    baseline = [before for before, _ in pairs]
+    run = [after for _, after in pairs]
+    found = paired_bootstrap(baseline, run)
+    if found.interval is None:
+        return
+    # Significant at 5% exactly when the 95% interval leaves 0 out (up to the +1 smoothing
+    # and the percentile's interpolation at the boundary).
+    if found.p_value < 0.04:
+        assert not found.interval.low <= 0 <= found.interval.high
+    if found.p_value > 0.06:
+        assert found.interval.low <= 0 <= found.interval.high
+
+
+def test_paired_bootstrap_p_value_agrees_with_the_t_test_on_large_samples() -> None:
+    rng = random.Random(5)
+    baseline = [rng.random() for _ in range(3000)]
+    run = [min(1.0, value + rng.gauss(0.006, 0.1)) for value in baseline]
+    found = paired_bootstrap(baseline, run)
+    expected = stats.ttest_rel(run, baseline).pvalue
+    assert found.p_value == pytest.approx(expected, abs=0.02)

@@ -91,7 +91,8 @@ def _show(report: ComparisonReport, *, to_stdout: bool) -> None:
         _show_comparison(comparison, to_stdout=to_stdout)
     console.info(
         "Tests: McNemar's exact test for 0/1 metrics (change in percentage points, Newcombe "
-        "interval), a paired permutation test for scores (paired bootstrap interval). "
+        "interval), the paired bootstrap for scores (interval and test from the same "
+        "9,999 resamples). "
         f"Significant: Holm-adjusted p ≤ {report.significance_level:g} over all "
         f"{report.holm_family_size} comparison(s) of this report; n.s. = not significant."
     )

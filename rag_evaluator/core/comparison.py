@@ -3,8 +3,9 @@
 The first run is the baseline; every other run is compared with it over the questions both
 scored. Binary metrics: the rates, their difference with Newcombe's paired interval and
 McNemar's exact test. Continuous metrics: the means, the mean difference with a paired
-bootstrap interval and a paired permutation test. All the tests of one report form one
-Holm family, so "significant" holds for the whole report at ``SIGNIFICANCE_LEVEL``.
+bootstrap interval and the paired bootstrap test from the same resamples. All the tests
+of one report form one Holm family, so "significant" holds for the whole report at
+``SIGNIFICANCE_LEVEL``.
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ from rag_evaluator.core.statistics import (
     PairedCounts,
     holm_adjust,
     mcnemar_exact_p_value,
-    paired_bootstrap_interval,
+    paired_bootstrap,
     paired_difference_interval,
-    paired_permutation_p_value,
 )
 from rag_evaluator.errors import InputError, UsageError
 
@@ -34,7 +34,7 @@ LOWER_IS_BETTER = frozenset({"hallucination"})
 
 NOT_SIGNIFICANT = "n.s."
 MCNEMAR = "McNemar exact"
-PERMUTATION = "paired permutation"
+PAIRED_BOOTSTRAP = "paired bootstrap"
 _SHOWN_NUMBERS = 15
 
 
@@ -295,6 +295,7 @@ def _compare_metric(
         )
     baseline_mean = sum(before) / len(before)
     run_mean = sum(after) / len(after)
+    bootstrap = paired_bootstrap(before, after)
     return MetricComparison(
         metric=name,
         kind=MetricKind.CONTINUOUS,
@@ -303,9 +304,9 @@ def _compare_metric(
         baseline_value=baseline_mean,
         run_value=run_mean,
         difference=run_mean - baseline_mean,
-        interval=paired_bootstrap_interval(before, after),
-        test=PERMUTATION,
-        p_value=paired_permutation_p_value(before, after),
+        interval=bootstrap.interval,
+        test=PAIRED_BOOTSTRAP,
+        p_value=bootstrap.p_value,
         holm_p_value=1.0,
         significant=False,
         lower_is_better=lower_is_better,
