@@ -21,7 +21,9 @@ _SHOWN_NUMBERS = 15
 def calibrate_command(
     results: Annotated[
         Path,
-        typer.Argument(help="Results file of rag-eval evaluate.", show_default=False),
+        typer.Argument(
+            help="Results file of rag-eval evaluate.", metavar="RESULTS.csv", show_default=False
+        ),
     ],
     labels: Annotated[
         Path,

@@ -36,6 +36,7 @@ def compare_command(
         typer.Argument(
             help="Results files of rag-eval evaluate: the baseline first, then the runs to "
             "compare with it.",
+            metavar="RUN.csv",
             show_default=False,
         ),
     ],

@@ -321,7 +321,7 @@ def describe_worse(report: ComparisonReport) -> str:
     ]
     return (
         f"Significantly worse than the baseline {report.baseline}: {'; '.join(parts)}. "
-        "See the table above for the questions that changed"
+        "--output FILE.csv lists every question's change"
     )
 
 
