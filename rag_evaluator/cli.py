@@ -12,6 +12,8 @@ from typing import ParamSpec, TypeVar
 import typer
 
 from rag_evaluator import __version__, console
+from rag_evaluator.commands.calibrate import calibrate_command
+from rag_evaluator.commands.compare import compare_command
 from rag_evaluator.commands.convert import convert_command
 from rag_evaluator.commands.evaluate import EVALUATE_HELP, evaluate_command
 from rag_evaluator.errors import RagEvalError
@@ -77,6 +79,8 @@ def root(
 
 app.command("convert")(reports_errors(convert_command))
 app.command("evaluate", help=EVALUATE_HELP)(reports_errors(evaluate_command))
+app.command("compare")(reports_errors(compare_command))
+app.command("calibrate")(reports_errors(calibrate_command))
 
 
 def _interrupt_on_terminate(signal_number: int, frame: FrameType | None) -> None:

@@ -88,11 +88,20 @@ def table(
     rows: Sequence[Sequence[object]],
     *,
     to_stdout: bool = True,
+    text_columns: Sequence[int] = (),
 ) -> None:
-    """Print a simple table."""
+    """Print a simple table: the first column and ``text_columns`` left-aligned, the rest
+    (figures) right-aligned.
+
+    On a narrow terminal the first column (names) keeps its width and long cells fold onto
+    more lines: a figure is never cut short with an ellipsis.
+    """
     rendered = Table(title=title, title_justify="left")
     for index, column in enumerate(columns):
-        rendered.add_column(column, justify="left" if index == 0 else "right")
+        left = index == 0 or index in text_columns
+        rendered.add_column(
+            column, justify="left" if left else "right", no_wrap=index == 0, overflow="fold"
+        )
     for row in rows:
         rendered.add_row(*(escape(str(cell)) for cell in row))
     (stdout_console if to_stdout else stderr_console).print(rendered)
@@ -167,3 +176,9 @@ class RunProgress:
             self._progress = None
             self._questions = None
             self._work = {}
+
+
+def raw_output(text: str) -> None:
+    """Write ``text`` to stdout exactly as given (JSON for a script), with a final newline."""
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()

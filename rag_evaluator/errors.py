@@ -18,7 +18,8 @@ already says how to fix it. Only ``cli.py`` turns them into text and an exit cod
     │       └── JudgeUnavailableError  transient failures outlasted every retry, several
     │                                  questions in a row: the API looks down (exit 2)
     ├── BudgetExhaustedError      the next call would pass --max-cost: stop cleanly (exit 2)
-    └── MissingExtraError         an optional dependency group is not installed (exit 2)
+    ├── MissingExtraError         an optional dependency group is not installed (exit 2)
+    └── QualityGateError          a CI gate failed: --fail-under, --fail-if-worse (exit 3)
 
     RunStoppedError               internal: tells waiting workers that the run is stopping
                                   (Ctrl-C, a fatal error, the budget); never shown to users
@@ -161,3 +162,9 @@ class MissingExtraError(RagEvalError):
             f"Install them with: {install_command(extra)}"
         )
         self.extra = extra
+
+
+class QualityGateError(RagEvalError):
+    """A quality gate asked for on the command line failed; the results are written."""
+
+    exit_code = 3

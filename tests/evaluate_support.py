@@ -117,7 +117,8 @@ def run_cli(
 @dataclass(frozen=True)
 class ResultsFile:
     path: Path
-    summary: dict[str, str]
+    summary: dict[str, str]  # values without their confidence interval: "3/4 (75%)"
+    intervals: dict[str, str]  # the interval of each value that has one: "95% CI 30–95%"
     summary_lines: list[str]
     header: list[str]
     rows: list[dict[str, str]]
@@ -136,12 +137,22 @@ def read_results(path: Path) -> ResultsFile:
     body = [row for row in table if not (row and row[0].startswith("#SUMMARY: "))]
     assert table[: len(summary_lines)] == [[line] for line in summary_lines]
     summary = {}
+    intervals = {}
     for line in summary_lines:
         label, _, value = line.removeprefix("#SUMMARY: ").partition(": ")
+        found = re.fullmatch(r"(.*) \[(95% CI [^\]]*)\]", value)
+        if found:
+            value = found[1]
+            intervals[label] = found[2]
         summary[label] = value
     header, *rows = body
     return ResultsFile(
-        path, summary, summary_lines, header, [dict(zip(header, row, strict=True)) for row in rows]
+        path,
+        summary,
+        intervals,
+        summary_lines,
+        header,
+        [dict(zip(header, row, strict=True)) for row in rows],
     )
 
 

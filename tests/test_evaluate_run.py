@@ -56,9 +56,10 @@ def test_a_full_run_with_haiku(workspace: Workspace, fake_anthropic: FakeAnthrop
     assert results.summary_lines[:5] == [
         "#SUMMARY: Total Questions: 5",
         "#SUMMARY: Coverage: 5/5 questions answered",
-        "#SUMMARY: Precision: 4/5 (80%)",
-        "#SUMMARY: Recall: 3/5 (60%)",
-        "#SUMMARY: Accuracy: 5/5 (100%)",
+        # Wilson intervals: 4/5 is 0.376–0.964, 3/5 0.231–0.882, 5/5 0.566–1.
+        "#SUMMARY: Precision: 4/5 (80%) [95% CI 38–96%]",
+        "#SUMMARY: Recall: 3/5 (60%) [95% CI 23–88%]",
+        "#SUMMARY: Accuracy: 5/5 (100%) [95% CI 57–100%]",
     ]
     assert results.summary["Unscored"] == "0"
     assert results.summary["Consensus"] == "0"
@@ -114,7 +115,7 @@ def test_a_full_run_with_haiku(workspace: Workspace, fake_anthropic: FakeAnthrop
     # The full reasoning is not kept, only the summary.
     assert "The answer states the same facts" not in results.path.read_text(encoding="utf-8")
     # The end of the run shows the same summary as a table.
-    assert "Precision" in result.stdout and "4/5 (80%)" in result.stdout
+    assert "Precision" in result.stdout and "4/5 (80%) [95% CI 38–96%]" in result.stdout
     assert (workspace.directory / "rag_eval.log").is_file()
     assert workspace.checkpoint_files() == []
 

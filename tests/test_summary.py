@@ -75,9 +75,11 @@ def test_fractions_count_scored_questions_only() -> None:
     assert lines == [
         "#SUMMARY: Total Questions: 4",
         "#SUMMARY: Coverage: 4/5 questions answered",
-        "#SUMMARY: Precision: 2/3 (67%)",
-        "#SUMMARY: Recall: 1/3 (33%)",
-        "#SUMMARY: Accuracy: 3/3 (100%)",
+        # Wilson intervals, worked by hand: z = 1.96, centre (p + z²/2n)/(1 + z²/n),
+        # half-width z sqrt(p(1-p)/n + z²/4n²)/(1 + z²/n).
+        "#SUMMARY: Precision: 2/3 (67%) [95% CI 21–94%]",
+        "#SUMMARY: Recall: 1/3 (33%) [95% CI 6–79%]",
+        "#SUMMARY: Accuracy: 3/3 (100%) [95% CI 44–100%]",
         "#SUMMARY: Unscored: 1",
         "#SUMMARY: Consensus: 1",
         "#SUMMARY: No Information (no call): 0",
@@ -112,7 +114,7 @@ def test_nothing_scored_is_not_a_division_by_zero() -> None:
 def test_percentages_round_half_up(count: int, total: int) -> None:
     count = min(count, total)
     text = format_fraction(count, total)
-    percent = int(text.split("(")[1].rstrip("%)"))
+    percent = int(text.split("(")[1].split("%)")[0])
     assert abs(percent - 100 * count / total) <= 0.5
     assert text.startswith(f"{count}/{total} (")
 
@@ -126,7 +128,7 @@ def test_offline_metrics_get_a_mean_over_questions_that_have_their_inputs() -> N
     facts = RunFacts(judged=False, metric_columns=["exact_match", "context_recall"])
     assert [line.text() for line in build_summary(rows, facts)] == [
         "#SUMMARY: Total Questions: 3",
-        "#SUMMARY: exact_match: mean 0.5000 (n=3)",
+        "#SUMMARY: exact_match: mean 0.5000 (n=3) [95% CI 0.00–1.00]",
         "#SUMMARY: context_recall: mean n/a (n=0)",
     ]
 
@@ -225,10 +227,12 @@ def test_json_results_hold_the_summary_and_rows_with_numbers_as_numbers(tmp_path
     assert json_path == path.with_suffix(".json")
     data = json.loads(json_path.read_text(encoding="utf-8"))
     assert data["summary"]["Precision"] == {
-        "text": "2/3 (67%)",
+        "text": "2/3 (67%) [95% CI 21–94%]",
         "count": 2,
         "total": 3,
         "rate": pytest.approx(2 / 3),
+        "ci_low": pytest.approx(0.21),
+        "ci_high": pytest.approx(0.94),
     }
     assert data["summary"]["Total Questions"] == 4
     assert data["summary"]["Cost"] == pytest.approx(0.0003)

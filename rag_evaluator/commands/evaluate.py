@@ -9,10 +9,11 @@ import typer
 
 from rag_evaluator import console
 from rag_evaluator.core.cost import dollar_range
+from rag_evaluator.core.gates import describe_failures, parse_thresholds
 from rag_evaluator.core.models import DEFAULT_MODEL_ALIAS
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.core.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
-from rag_evaluator.errors import UsageError
+from rag_evaluator.errors import QualityGateError, UsageError
 from rag_evaluator.logs import configure_logging
 from rag_evaluator.pipeline.evaluate import (
     EvaluateRequest,
@@ -318,10 +319,19 @@ def evaluate_command(
             help="Semantic metrics: the BERTScore model (local folder or cached name).",
         ),
     ] = None,
+    fail_under: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-under",
+            help="CI gate: exit with code 3 (after writing the results) when a metric's rate "
+            "or mean is below its minimum, e.g. precision=0.8,rouge1=0.5.",
+        ),
+    ] = None,
 ) -> None:
     working_directory = Path.cwd()
     settings = load_settings(working_directory)
     configure_logging()
+    thresholds = parse_thresholds(fail_under)
     request = EvaluateRequest(
         questions_path=questions,
         ground_truth_path=ground_truth,
@@ -353,6 +363,7 @@ def evaluate_command(
         use_cache=cache,
         exact_estimate=exact_estimate,
         max_cost=max_cost,
+        fail_under=thresholds,
     )
     interaction = ConsoleInteraction(assume_yes=yes)
     try:
@@ -379,5 +390,9 @@ def evaluate_command(
         console.warning(
             f"{outcome.unscored_count} question(s) could not be scored; "
             "the Error column of the results file says why"
+        )
+    if outcome.threshold_failures:
+        raise QualityGateError(
+            describe_failures(outcome.threshold_failures, str(outcome.results_path))
         )
     raise typer.Exit(outcome.exit_code)

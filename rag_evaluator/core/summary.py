@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rag_evaluator.core.records import TokenUsage
+from rag_evaluator.core.statistics import (
+    CONFIDENCE_LEVEL,
+    Interval,
+    bootstrap_mean_interval,
+    wilson_interval,
+)
 
 if TYPE_CHECKING:
     from rag_evaluator.core.result_rows import ResultRow
@@ -49,19 +56,43 @@ class RunFacts:
     metric_columns: Sequence[str] = ()
 
 
+def _percent(share: float) -> int:
+    """A share as a whole percent, rounded half up."""
+    return math.floor(share * 100 + 0.5)
+
+
+def _interval_text(interval: Interval | None, unit: str) -> str:
+    """`` [95% CI 69–97%]``, or `` [95% CI n/a]`` when there is none."""
+    label = f"{CONFIDENCE_LEVEL:.0%} CI"
+    if interval is None:
+        return f" [{label} n/a]"
+    if unit == "%":
+        return f" [{label} {_percent(interval.low)}–{_percent(interval.high)}%]"
+    return f" [{label} {interval.low:.2f}–{interval.high:.2f}]"
+
+
 def format_fraction(count: int, total: int) -> str:
-    """``43/50 (86%)``, the percentage rounded half up; ``0/0 (n/a)`` when nothing counts."""
+    """``17/19 (89%) [95% CI 69–97%]``: the percentage rounded half up, then the Wilson
+    interval; ``0/0 (n/a)`` when nothing counts.
+
+    The interval follows the older ``17/19 (89%)`` text rather than entering its
+    parentheses, so parsers of that text still read it, and it holds no comma, so the
+    CSV cell is not quoted and the line still starts with ``#SUMMARY:``.
+    """
     if total == 0:
         return f"{count}/{total} (n/a)"
     percent = (200 * count + total) // (2 * total)
-    return f"{count}/{total} ({percent}%)"
+    return f"{count}/{total} ({percent}%)" + _interval_text(wilson_interval(count, total), "%")
 
 
 def format_mean(values: Sequence[float]) -> str:
-    """``mean 0.7321 (n=48)``, or ``mean n/a (n=0)`` when no question had the inputs."""
+    """``mean 0.6291 (n=20) [95% CI 0.55–0.70]`` with a seeded bootstrap interval;
+    ``mean n/a (n=0)`` when no question had the inputs, ``[95% CI n/a]`` when the values
+    have no spread to resample (one value, or all equal)."""
     if not values:
         return "mean n/a (n=0)"
-    return f"mean {sum(values) / len(values):.4f} (n={len(values)})"
+    mean = f"mean {sum(values) / len(values):.4f} (n={len(values)})"
+    return mean + _interval_text(bootstrap_mean_interval(values), "")
 
 
 def build_summary(

@@ -17,6 +17,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rag_evaluator import __version__
 from rag_evaluator.core.cost import CostEstimate, dollar_range
 from rag_evaluator.core.fingerprint import checkpoint_key
+from rag_evaluator.core.gates import (
+    Threshold,
+    ThresholdFailure,
+    computed_metrics,
+    failed_thresholds,
+    observed_values,
+    resolve_thresholds,
+)
 from rag_evaluator.core.models import ModelInfo, resolve_model
 from rag_evaluator.core.records import EvaluationItem, TokenUsage
 from rag_evaluator.core.result_rows import ResultRow
@@ -44,6 +52,7 @@ from rag_evaluator.pipeline.metric_families import (
     resolve_all,
 )
 from rag_evaluator.pipeline.metrics import MetricOptions
+from rag_evaluator.pipeline.metrics import metric_columns as offline_metric_columns
 from rag_evaluator.settings import Settings
 from rag_evaluator.storage.checkpoint import (
     checkpoint_path,
@@ -125,6 +134,7 @@ class EvaluateRequest:
     use_cache: bool = True
     exact_estimate: bool = False
     max_cost: float | None = None
+    fail_under: tuple[Threshold, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -176,6 +186,7 @@ class RunOutcome:
     summary: list[SummaryLine] = field(default_factory=list)
     unscored_count: int = 0
     remaining_after_limit: int = 0
+    threshold_failures: list[ThresholdFailure] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -279,7 +290,16 @@ def run_evaluation(
     items = selection.items
     families = resolve_all(families, items)
     check_offline_ready(families, request.metric_options)
+    # A threshold on a metric this run will not compute is a usage error, found before any
+    # question is scored or paid for.
     setup = _judge_setup(request, settings, families)
+    resolve_thresholds(
+        request.fail_under,
+        computed_metrics(
+            _judged_families(request, setup) if setup else (),
+            offline_metric_columns(families.offline),
+        ),
+    )
     files = [
         InputFileInfo("Questions", request.questions_path, len(questions.rows)),
         InputFileInfo("Ground truth", request.ground_truth_path, len(ground_truth.rows)),
@@ -328,7 +348,16 @@ def _offline_run(
         with_json=request.write_json,
     )
     logger.info("Results written to %s", results_path)
-    return RunOutcome(False, EXIT_ALL_SCORED, results_path, json_path, summary)
+    return RunOutcome(
+        False,
+        EXIT_ALL_SCORED,
+        results_path,
+        json_path,
+        summary,
+        threshold_failures=failed_thresholds(
+            request.fail_under, observed_values(rows, (), metric_columns)
+        ),
+    )
 
 
 def _judged_families(request: EvaluateRequest, setup: _JudgeSetup) -> tuple[JudgedFamily[Any], ...]:
@@ -589,6 +618,9 @@ def _write_outcome(
         summary=summary,
         unscored_count=unscored,
         remaining_after_limit=plan.remaining_after_limit,
+        threshold_failures=failed_thresholds(
+            request.fail_under, observed_values(rows, judged, metric_columns)
+        ),
     )
 
 

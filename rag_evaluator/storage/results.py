@@ -137,21 +137,27 @@ def results_table(
 _FRACTION = re.compile(r"^(\d+)/(\d+) \(")
 _MEAN = re.compile(r"^mean (n/a|-?[\d.]+) \(n=(\d+)")
 _DOLLARS = re.compile(r"^\$(\d+(?:\.\d+)?)$")
+# "[95% CI 69–97%]" after a rate, "[95% CI 0.55–0.70]" after a mean.
+_INTERVAL = re.compile(r"\[95% CI (-?[\d.]+)–(-?[\d.]+)(%?)\]")
+
+
+def _interval(value: str) -> dict[str, float]:
+    found = _INTERVAL.search(value)
+    if found is None:
+        return {}
+    scale = 100.0 if found.group(3) else 1.0
+    return {"ci_low": float(found.group(1)) / scale, "ci_high": float(found.group(2)) / scale}
 
 
 def summary_value_json(value: str) -> Any:
     """A summary value with its numbers as numbers where it has a known shape."""
     if fraction := _FRACTION.match(value):
         count, total = int(fraction.group(1)), int(fraction.group(2))
-        return {
-            "text": value,
-            "count": count,
-            "total": total,
-            "rate": count / total if total else None,
-        }
+        rate = count / total if total else None
+        return {"text": value, "count": count, "total": total, "rate": rate, **_interval(value)}
     if mean := _MEAN.match(value):
         number = None if mean.group(1) == "n/a" else float(mean.group(1))
-        return {"text": value, "mean": number, "n": int(mean.group(2))}
+        return {"text": value, "mean": number, "n": int(mean.group(2)), **_interval(value)}
     if dollars := _DOLLARS.match(value):
         return float(dollars.group(1))
     if value.isdigit():

@@ -69,7 +69,7 @@ def _without_nul(
     return text, encoding, warnings
 
 
-def _shown_headers(headers: Sequence[str], limit: int = 12, width: int = 40) -> list[str]:
+def shown_headers(headers: Sequence[str], limit: int = 12, width: int = 40) -> list[str]:
     """Headers as listed in an error: non-empty, each cut short, at most ``limit``."""
     shown = [header if len(header) <= width else header[: width - 1] + "…" for header in headers]
     shown = [header for header in shown if header]
@@ -78,7 +78,7 @@ def _shown_headers(headers: Sequence[str], limit: int = 12, width: int = 40) -> 
     return shown
 
 
-def _sniff_delimiter(header_line: str) -> str:
+def sniff_delimiter(header_line: str) -> str:
     # Delimiters inside quoted header names ("Question, text") do not separate columns.
     unquoted = re.sub(r'"[^"]*"', "", header_line)
     counts = {delimiter: unquoted.count(delimiter) for delimiter in _SNIFF_DELIMITERS}
@@ -121,7 +121,7 @@ def read_csv(
         delimiter = excel_hint.group(1)
         text = text.replace(first_line, "", 1)
     else:
-        delimiter = _sniff_delimiter(first_line)
+        delimiter = sniff_delimiter(first_line)
     if delimiter != ",":
         logger.info("%s: using delimiter %r", path.name, delimiter)
     csv.field_size_limit(_FIELD_SIZE_LIMIT)
@@ -147,7 +147,7 @@ def read_csv(
     resolved = resolve_columns(headers, [*required, *optional])
     for name in required:
         if name not in resolved:
-            raise MissingColumnError(path, name, _shown_headers(headers))
+            raise MissingColumnError(path, name, shown_headers(headers))
     records = [
         CsvRecord(
             line,

@@ -106,6 +106,8 @@ class JudgedFamily(ABC, Generic[ResultT]):
     version: int = 1
     #: The result table's columns this family fills, in order.
     columns: tuple[str, ...] = ()
+    #: Those of ``columns`` that hold scores (0/1 or 0-1), for gates and tallies.
+    metric_columns: tuple[str, ...] = ()
 
     @abstractmethod
     def identity(self) -> Mapping[str, Any]:
@@ -162,6 +164,10 @@ class JudgedFamily(ABC, Generic[ResultT]):
     def note_text(self, result: ResultT) -> str:
         """What goes into the row's Note column for this family."""
         return ""
+
+    def metric_values(self, result: ResultT) -> Mapping[str, float | None]:
+        """The result's scores by metric column (``None`` where it has none)."""
+        return {}
 
     def progress_scores(self, result: ResultT) -> Mapping[str, int]:
         """Binary scores to keep a running tally of on the progress display."""

@@ -43,6 +43,7 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
     name = JUDGE_FAMILY
     version = 2
     columns = (PRECISION, RECALL, ACCURACY, REASONING, CONSENSUS, VOTES)
+    metric_columns = (PRECISION, RECALL, ACCURACY)
 
     def __init__(self, system_prompt: str, hedge_phrases: Sequence[str]) -> None:
         self.system_prompt = system_prompt
@@ -157,6 +158,12 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
                 str(sum(result.shortcut == SHORTCUT_NO_INFORMATION for result in results)),
             ),
         ]
+
+    def metric_values(self, result: JudgeResult) -> Mapping[str, float | None]:
+        scores = result.scores
+        if scores is None:
+            return {PRECISION: None, RECALL: None, ACCURACY: None}
+        return {PRECISION: scores.precision, RECALL: scores.recall, ACCURACY: scores.accuracy}
 
     def progress_scores(self, result: JudgeResult) -> Mapping[str, int]:
         if result.scores is None:

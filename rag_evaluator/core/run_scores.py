@@ -1,0 +1,178 @@
+"""A finished run's scores by metric, read back from its results table.
+
+The rule for which columns are metrics (so that columns added later are handled without
+code changes):
+
+- the item columns (Question Number, Question, Ground Truth, RAG Answer) and the judge's
+  text columns (Reasoning, Consensus, Votes, Error, Note) are never metrics;
+- a column whose non-empty cells are all exactly ``0`` or ``1`` is a **binary** metric;
+- a column whose non-empty cells are all numbers, at least one of them written with a
+  decimal point or an exponent (``0.6291``, ``1.0000``, ``1e-05``), is a **continuous**
+  metric (``0`` and ``1`` may appear among them);
+- anything else is not a metric: labels (``CORRECT``/``WRONG``), letter grades, counts
+  written as whole numbers other than 0 and 1, free text. A column with no value at all
+  cannot be classified and is listed as empty.
+
+A metric cell is *scored* when it is non-empty. A row whose ``Error`` cell is filled is
+unscored for the judge's own columns (Precision, Recall, Accuracy) whatever they hold; an
+offline metric's cell on such a row still counts, because the judge's failure does not
+touch it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from rag_evaluator.core.fields import GROUND_TRUTH, QUESTION, QUESTION_NUMBER, RAG_ANSWER
+
+PRECISION = "Precision"
+RECALL = "Recall"
+ACCURACY = "Accuracy"
+REASONING = "Reasoning"
+CONSENSUS = "Consensus"
+VOTES = "Votes"
+ERROR = "Error"
+NOTE = "Note"
+
+JUDGE_METRICS = (PRECISION, RECALL, ACCURACY)
+NON_METRIC_COLUMNS = (
+    QUESTION_NUMBER,
+    QUESTION,
+    GROUND_TRUTH,
+    RAG_ANSWER,
+    REASONING,
+    CONSENSUS,
+    VOTES,
+    ERROR,
+    NOTE,
+)
+
+# A number with a decimal point or an exponent: 0.6291, .5, 1.0000, 1e-05.
+_DECIMAL = re.compile(r"[+-]?(?:(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)")
+_INTEGER = re.compile(r"[+-]?\d+")
+
+
+class MetricKind(Enum):
+    """How a metric's values are compared: 0/1 outcomes or numbers."""
+
+    BINARY = "binary"
+    CONTINUOUS = "continuous"
+
+
+def classify_cells(cells: Sequence[str]) -> MetricKind | None:
+    """The kind of metric a column holds (see the module's rule), or ``None`` if none.
+
+    An all-empty column is ``None`` too; callers tell it apart with ``any(cells)``.
+    """
+    values = [cell.strip() for cell in cells if cell.strip()]
+    if not values:
+        return None
+    if all(value in ("0", "1") for value in values):
+        return MetricKind.BINARY
+    has_decimal = False
+    for value in values:
+        if _DECIMAL.fullmatch(value):
+            if not math.isfinite(float(value)):
+                return None
+            has_decimal = True
+        elif value not in ("0", "1"):
+            return None
+    return MetricKind.CONTINUOUS if has_decimal else None
+
+
+def is_number(text: str) -> bool:
+    """Whether ``text`` is a finite number written plainly (``1``, ``0.25``, ``-3.5e-2``)."""
+    value = text.strip()
+    if not (_DECIMAL.fullmatch(value) or _INTEGER.fullmatch(value)):
+        return False
+    return math.isfinite(float(value))
+
+
+@dataclass(frozen=True)
+class MetricScores:
+    """One metric of a run: its kind, its scored values, the questions left unscored."""
+
+    name: str
+    kind: MetricKind
+    values: Mapping[int, float]  # question number -> value, scored questions only
+    unscored: tuple[int, ...]
+
+    def mean(self) -> float | None:
+        if not self.values:
+            return None
+        return sum(self.values.values()) / len(self.values)
+
+
+@dataclass(frozen=True)
+class RunScores:
+    """What compare and calibrate need of one results file."""
+
+    label: str  # how messages name the file
+    question_numbers: tuple[int, ...]  # every row, in file order
+    metrics: Mapping[str, MetricScores]  # in column order
+    reasoning: Mapping[int, str] = field(default_factory=dict)
+    questions: Mapping[int, str] = field(default_factory=dict)
+    summary: tuple[tuple[str, str], ...] = ()
+    empty_columns: tuple[str, ...] = ()  # possible metrics with no value in any row
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """One data row of a results table: its number and its cells by header."""
+
+    question_number: int
+    cells: Mapping[str, str]
+
+
+def build_run_scores(
+    label: str,
+    headers: Sequence[str],
+    rows: Sequence[TableRow],
+    *,
+    summary: Sequence[tuple[str, str]] = (),
+    non_metric: Sequence[str] = NON_METRIC_COLUMNS,
+) -> RunScores:
+    """Classify the columns of a results table and collect each metric's scores."""
+    excluded = set(non_metric)
+    metrics: dict[str, MetricScores] = {}
+    empty: list[str] = []
+    for header in headers:
+        if header in excluded or not header or header in metrics or header in empty:
+            continue
+        cells = [row.cells.get(header, "") for row in rows]
+        kind = classify_cells(cells)
+        if kind is None:
+            if not any(cell.strip() for cell in cells):
+                empty.append(header)
+            continue
+        values: dict[int, float] = {}
+        unscored: list[int] = []
+        for row in rows:
+            cell = row.cells.get(header, "").strip()
+            judge_failed = header in JUDGE_METRICS and row.cells.get(ERROR, "").strip()
+            if not cell or judge_failed:
+                unscored.append(row.question_number)
+            else:
+                values[row.question_number] = float(cell)
+        metrics[header] = MetricScores(header, kind, values, tuple(unscored))
+    return RunScores(
+        label=label,
+        question_numbers=tuple(row.question_number for row in rows),
+        metrics=metrics,
+        reasoning={
+            row.question_number: row.cells[REASONING]
+            for row in rows
+            if row.cells.get(REASONING, "").strip()
+        },
+        questions={
+            row.question_number: row.cells[QUESTION]
+            for row in rows
+            if row.cells.get(QUESTION, "").strip()
+        },
+        summary=tuple(summary),
+        empty_columns=tuple(empty),
+    )
