@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import logging
 import os
+from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 from rag_evaluator import console
 from rag_evaluator.settings import API_KEY_VARIABLE
 
 LOG_FILE_NAME = "rag_eval.log"
+# Past this size the log rolls over once, to rag_eval.log.1: a run of a million questions
+# keeps its last 2 x 50 MB of log rather than filling the disk.
+LOG_MAX_BYTES = 50 * 1024 * 1024
 _PACKAGE_LOGGER = "rag_evaluator"
-# The SDK logs its retries ("Retrying request ... in 0.8 seconds") at INFO.
-_SDK_LOGGERS = ("anthropic", "httpx", "httpx2")
+# The SDK's own warnings are kept; the HTTP libraries' line per request is not (the
+# transport logs one line per call itself).
+_SDK_LOGGERS = {"anthropic": logging.INFO, "httpx": logging.WARNING, "httpx2": logging.WARNING}
 _REDACTED = "[REDACTED]"
 
 
@@ -43,13 +48,18 @@ class ConsoleWarningHandler(logging.Handler):
             console.warning(message)
 
 
-def configure_logging(log_path: Path | None = None) -> Path:
+def configure_logging(log_path: Path | None = None, max_bytes: int = LOG_MAX_BYTES) -> Path:
     """Send everything to ``rag_eval.log`` (overwritten) and warnings to the terminal."""
     log_path = log_path or Path.cwd() / LOG_FILE_NAME
     redactor = SecretRedactingFilter()
     file_handler: logging.Handler
     try:
-        file_handler = logging.FileHandler(log_path, mode="w", encoding="utf-8")
+        # Overwritten each run: the old log and its rolled-over part go first.
+        for old in (log_path, log_path.with_name(log_path.name + ".1")):
+            old.unlink(missing_ok=True)
+        file_handler = RotatingFileHandler(
+            log_path, maxBytes=max_bytes, backupCount=1, encoding="utf-8"
+        )
     except OSError as exc:
         # A read-only working directory must not stop the run; say so once and go on.
         console.warning(
@@ -73,11 +83,11 @@ def configure_logging(log_path: Path | None = None) -> Path:
     package_logger.addHandler(file_handler)
     package_logger.addHandler(console_handler)
     package_logger.propagate = False
-    for name in _SDK_LOGGERS:
+    for name, level in _SDK_LOGGERS.items():
         sdk_logger = logging.getLogger(name)
         for handler in list(sdk_logger.handlers):
             sdk_logger.removeHandler(handler)
-        sdk_logger.setLevel(logging.INFO)
+        sdk_logger.setLevel(level)
         sdk_logger.addHandler(file_handler)
         sdk_logger.propagate = False
     return log_path

@@ -53,3 +53,17 @@ def test_an_unwritable_log_location_warns_and_carries_on(tmp_path: Path, capsys)
     assert "Cannot write the debug log" in captured.err
     assert "still shown on the terminal" in captured.err
     assert not log_path.exists()
+
+
+def test_the_log_is_overwritten_per_run_and_capped(tmp_path: Path) -> None:
+    log_path = tmp_path / "rag_eval.log"
+    (tmp_path / "rag_eval.log.1").write_text("an older run's rolled-over log")
+    configure_logging(log_path, max_bytes=2000)
+    logger = logging.getLogger("rag_evaluator.test")
+    for number in range(200):
+        logger.info("line %d of a long run", number)
+    rolled = tmp_path / "rag_eval.log.1"
+    assert rolled.is_file() and "older run" not in rolled.read_text(encoding="utf-8")
+    assert log_path.stat().st_size <= 2000
+    assert rolled.stat().st_size <= 2000
+    assert "line 199" in log_path.read_text(encoding="utf-8")

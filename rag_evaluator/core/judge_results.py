@@ -11,7 +11,7 @@ from rag_evaluator.core.records import Verdict
 from rag_evaluator.core.tasks.base import FamilyResult
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Scores:
     """The three binary scores of one verdict."""
 
@@ -28,7 +28,7 @@ class Scores:
         return f"{self.precision}/{self.recall}/{self.accuracy}"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Vote:
     """One of the consensus calls: its scores, or why it produced none."""
 
@@ -39,7 +39,7 @@ class Vote:
         return self.scores.label() if self.scores is not None else "error"
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, slots=True)
 class JudgeResult(FamilyResult):
     """The judge's final word on one question, as checkpointed and reported.
 

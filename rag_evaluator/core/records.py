@@ -59,7 +59,7 @@ class EvaluationItem:
     answer_missing: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class TokenUsage:
     """Tokens the API reported for one or more calls."""
 

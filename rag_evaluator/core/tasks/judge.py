@@ -177,33 +177,47 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
     # -- checkpoint JSON --------------------------------------------------------------------
 
     def to_json(self, result: JudgeResult) -> dict[str, Any]:
-        return {
-            "scores": _scores_to_json(result.scores),
-            "summary": result.summary,
-            "consensus": result.consensus,
-            "initial_scores": _scores_to_json(result.initial_scores),
-            "votes": [
+        # Compact: what every unhedged row shares is left out (a checkpoint may hold
+        # millions of lines, and a resume reads them all).
+        data: dict[str, Any] = {"scores": _scores_to_json(result.scores)}
+        if result.summary:
+            data["summary"] = result.summary
+        if result.consensus:
+            data["consensus"] = True
+            data["initial_scores"] = _scores_to_json(result.initial_scores)
+            data["votes"] = [
                 {"scores": _scores_to_json(vote.scores), "error": vote.error}
                 for vote in result.votes
-            ],
-            "hedge_phrases": list(result.hedge_phrases),
-            "note": result.note,
-            "shortcut": result.shortcut,
-        }
+            ]
+            data["hedge_phrases"] = list(result.hedge_phrases)
+        if result.note is not None:
+            data["note"] = result.note
+        if result.shortcut is not None:
+            data["shortcut"] = result.shortcut
+        return data
 
-    def from_json(self, data: Mapping[str, Any]) -> JudgeResult:
+    def from_json(self, data: Mapping[str, Any], **common: Any) -> JudgeResult:
+        if len(data) <= 2 and "scores" in data:
+            # The usual line: scores and a summary (a resume reads a million of them).
+            summary = data.get("summary", "")
+            if type(summary) is not str:
+                raise ValueError("expected text")
+            return JudgeResult(scores=_scores_from_json(data["scores"]), summary=summary, **common)
+        votes = data.get("votes") or ()
+        phrases = data.get("hedge_phrases") or ()
         return JudgeResult(
             scores=_scores_from_json(data["scores"]),
-            summary=_text(data["summary"]),
-            consensus=_flag(data["consensus"]),
-            initial_scores=_scores_from_json(data["initial_scores"]),
+            summary=_text(data.get("summary", "")),
+            consensus=_flag(data.get("consensus", False)),
+            initial_scores=_scores_from_json(data.get("initial_scores")),
             votes=tuple(
                 Vote(_scores_from_json(vote["scores"]), _optional_text(vote["error"]))
-                for vote in data["votes"]
+                for vote in votes
             ),
-            hedge_phrases=tuple(_text(phrase) for phrase in data["hedge_phrases"]),
-            note=_optional_text(data["note"]),
+            hedge_phrases=tuple(_text(phrase) for phrase in phrases),
+            note=_optional_text(data.get("note")),
             shortcut=_optional_text(data.get("shortcut")),
+            **common,
         )
 
 
@@ -211,21 +225,27 @@ def _with_shortcut(result: JudgeResult, shortcut: str) -> JudgeResult:
     return replace(result, shortcut=shortcut)
 
 
-def _scores_to_json(scores: Scores | None) -> dict[str, int] | None:
+def _scores_to_json(scores: Scores | None) -> list[int] | None:
     if scores is None:
         return None
-    return {"precision": scores.precision, "recall": scores.recall, "accuracy": scores.accuracy}
+    return [scores.precision, scores.recall, scores.accuracy]
+
+
+def _score(value: Any) -> int:
+    if type(value) is int and value in (0, 1):
+        return value
+    raise ValueError("scores must be 0 or 1")
 
 
 def _scores_from_json(data: Any) -> Scores | None:
+    """Scores written as ``[1, 0, 1]`` (or, in format 1 checkpoints, as an object)."""
     if data is None:
         return None
-    values = [data["precision"], data["recall"], data["accuracy"]]
-    if not all(isinstance(value, int) and not isinstance(value, bool) for value in values):
-        raise ValueError("scores must be 0 or 1")
-    if not all(value in (0, 1) for value in values):
-        raise ValueError("scores must be 0 or 1")
-    return Scores(*values)
+    if isinstance(data, dict):
+        data = [data["precision"], data["recall"], data["accuracy"]]
+    if not isinstance(data, list) or len(data) != 3:
+        raise ValueError("scores must be three 0/1 values")
+    return Scores(_score(data[0]), _score(data[1]), _score(data[2]))
 
 
 def _text(value: Any) -> str:
