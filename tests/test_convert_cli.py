@@ -7,11 +7,13 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from evaluate_support import only_results, prepare_workspace, run_cli
 from typer.testing import CliRunner
 
 from rag_evaluator.cli import app
@@ -121,7 +123,9 @@ def test_convert_writes_one_row_per_matched_question_in_order(project: Path) -> 
         "100.0",
         "a_list.json",
     ]
-    assert by_number["5"][1:6] == ["In December.", "[]", "ID", "", "c_ids.json"]
+    # A flat mapping carries no contexts: the cell is blank (unknown), not [] (none found).
+    assert by_number["5"][1:6] == ["In December.", "", "ID", "", "c_ids.json"]
+    assert by_number["2"][2] == ""
     assert 85 <= float(by_number["2"][4]) < 95
     # The file the evaluate command reads back is consistent with what was written.
     assert load_answers(project / "rag_answers.csv").rows[1].contexts == [
@@ -156,12 +160,13 @@ def test_convert_shows_a_summary_and_warns_about_the_unmatched_entry(project: Pa
         "(entry skipped)"
     ) in result.stderr
     assert "Questions with no answer: 4" in result.stderr
-    without_contexts = sum(1 for row in read_rows(project / "rag_answers.csv") if row[2] == "[]")
-    assert 0 < without_contexts < 4
-    assert any(
-        "Rows with no contexts" in line and line.rstrip(" │").endswith(f" {without_contexts}")
-        for line in table.splitlines()
-    )
+    for label, count in [
+        ("Contexts [] (nothing retrieved)", 0),
+        ("Contexts blank (no context field)", 2),
+    ]:
+        assert any(
+            label in line and line.rstrip(" │").endswith(f" {count}") for line in table.splitlines()
+        ), label
     assert "a_list.json item 2: no question" in (project / "rag_eval.log").read_text()
 
 
@@ -347,7 +352,9 @@ def test_the_sample_data_converts_with_only_the_deliberate_miss(
     # The golden chunks of ground_truth.csv are contexts the RAG files really retrieved.
     ground_truth = load_ground_truth(REPO_ROOT / "ground_truth.csv").rows
     assert set(ground_truth) == set(question_numbers)
-    retrieved = {int(row[0]): json.loads(row[2]) for row in rows[1:]}
+    retrieved = {int(row[0]): json.loads(row[2]) if row[2] else None for row in rows[1:]}
+    # faq_cache.json and legacy_export_ids.json are flat mappings: no context field.
+    assert [number for number, chunks in retrieved.items() if chunks is None] == list(range(13, 20))
     checked = 0
     for number, truth in ground_truth.items():
         if truth.relevant_contexts and retrieved[number]:
@@ -407,3 +414,88 @@ def test_an_unreadable_json_file_is_named_and_the_rest_converted(project: Path) 
     assert "Error: Cannot read RAG_JSON_Files/gone.json: No such file or directory." in message
     assert "Check that it exists and that you may read it" in message
     assert len(read_rows(project / "rag_answers.csv")) == 5
+
+
+def test_nothing_retrieved_and_no_context_field_are_told_apart(project: Path) -> None:
+    (project / "RAG_JSON_Files" / "a_list.json").write_text(
+        json.dumps(
+            [
+                {"question": QUESTIONS[3], "answer": "$60 per day.", "contexts": []},
+                {"question": QUESTIONS[4], "answer": "Call security.", "contexts": None},
+            ]
+        )
+    )
+    result = invoke()
+    rows = {row[0]: row for row in read_rows(project / "rag_answers.csv")[1:]}
+    # [] is the system saying it retrieved nothing; no field (or null) says nothing at all.
+    assert rows["3"][2] == "[]"
+    assert [rows[number][2] for number in ("2", "4", "5")] == ["", "", ""]
+    answers = load_answers(project / "rag_answers.csv").rows
+    assert answers[3].contexts == []
+    assert answers[4].contexts is None
+    for label, count in [
+        ("Contexts [] (nothing retrieved)", 1),
+        ("Contexts blank (no context field)", 3),
+    ]:
+        assert any(
+            label in line and line.rstrip(" │").endswith(f" {count}")
+            for line in result.stdout.splitlines()
+        ), label
+
+
+CONTEXT_METRICS = (
+    "precision_at_k",
+    "recall_at_k",
+    "f1_at_k",
+    "mrr",
+    "ndcg_at_k",
+    "hybrid_log_rank",
+    "context_relevance",
+    "context_sufficiency",
+    "hallucination",
+)
+
+
+def test_converted_answers_without_contexts_get_no_context_based_score(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The sample data, plus question 21 whose system reports that it retrieved nothing.
+    space = prepare_workspace(tmp_path, monkeypatch)
+    shutil.copytree(REPO_ROOT / "RAG_JSON_Files", tmp_path / "RAG_JSON_Files")
+    dress_code = "What is the dress code for client meetings?"
+    (tmp_path / "RAG_JSON_Files" / "zz_nothing_found.json").write_text(
+        json.dumps([{"question": dress_code, "answer": "Business casual.", "contexts": []}])
+    )
+    (tmp_path / "questions.csv").write_text(
+        (REPO_ROOT / "questions.csv").read_text(encoding="utf-8") + f"21,{dress_code}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "ground_truth.csv").write_text(
+        (REPO_ROOT / "ground_truth.csv").read_text(encoding="utf-8")
+        + '21,Business attire.,"[""Section 2.4 Dress code: business attire with clients.""]",\n',
+        encoding="utf-8",
+    )
+    invoke()
+    assert (tmp_path / "rag_answers.csv").exists()
+
+    result = run_cli(["evaluate", "--metrics", "retrieval,semantic", "--yes"])
+
+    assert result.exit_code == 0, result.output
+    results = only_results(space.directory)
+    assert set(CONTEXT_METRICS) <= set(results.header)
+    for number in range(13, 20):  # converted from files with no context field
+        row = results.row(number)
+        assert {metric: row[metric] for metric in CONTEXT_METRICS} == dict.fromkeys(
+            CONTEXT_METRICS, ""
+        ), number
+        assert row["semantic_similarity"] != ""
+    for number in [*range(1, 13), 20]:
+        row = results.row(number)
+        assert all(row[metric] != "" for metric in CONTEXT_METRICS), number
+    nothing_found = results.row(21)
+    assert {
+        metric: nothing_found[metric] for metric in ("precision_at_k", "recall_at_k", "mrr")
+    } == (dict.fromkeys(("precision_at_k", "recall_at_k", "mrr"), "0.0000"))
+    assert nothing_found["hallucination"] == "1.0000"
+    assert results.summary["hallucination"].endswith("(n=14)")
+    assert results.summary["precision_at_k"].endswith("(n=14)")

@@ -191,7 +191,7 @@ def test_raw_nul_bytes_in_a_json_file_are_removed_with_a_warning(project: Path) 
     result = invoke()
     assert result.exit_code == 0, result.output
     assert "Warning: nul.json contains NUL bytes; they were removed." in result.stderr
-    assert read_rows(project / "rag_answers.csv")[1][:4] == ["2", "Managers", "[]", "PERFECT"]
+    assert read_rows(project / "rag_answers.csv")[1][:4] == ["2", "Managers", "", "PERFECT"]
 
 
 def test_a_one_megabyte_answer_converts_whole(project: Path) -> None:
@@ -249,8 +249,8 @@ def test_a_numbered_copy_of_a_ragas_csv_converts(project: Path) -> None:
     result = invoke()
     assert result.exit_code == 0, result.output
     assert [row[:4] for row in read_rows(project / "rag_answers.csv")[1:]] == [
-        ["1", "x", "[]", "PERFECT"],
-        ["2", "y", "[]", "PERFECT"],
+        ["1", "x", "", "PERFECT"],
+        ["2", "y", "", "PERFECT"],
     ]
 
 

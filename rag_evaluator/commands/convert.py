@@ -55,7 +55,8 @@ def _show_summary(report: ConvertReport) -> None:
     ]
     rows += [
         ("Rows written", len(report.matched)),
-        ("Rows with no contexts", report.rows_without_contexts),
+        ("Contexts [] (nothing retrieved)", report.rows_with_nothing_retrieved),
+        ("Contexts blank (no context field)", report.rows_without_contexts_field),
         (f"Unmatched (below {report.threshold:g} or unknown ID)", len(report.unmatched)),
         ("Lost to a better match", len(report.lost_claims)),
         ("Entries skipped (unreadable)", report.skipped_entries),

@@ -61,9 +61,15 @@ class ConvertReport:
     questions_without_answer: list[int]
 
     @property
-    def rows_without_contexts(self) -> int:
-        """Rows written with ``Contexts`` ``[]``: retrieval metrics score them as nothing found."""
-        return sum(1 for match in self.matched if not match.entry.contexts)
+    def rows_with_nothing_retrieved(self) -> int:
+        """Rows written with ``Contexts`` ``[]``: the system reported retrieving nothing."""
+        return sum(1 for match in self.matched if match.entry.contexts == [])
+
+    @property
+    def rows_without_contexts_field(self) -> int:
+        """Rows written with a blank ``Contexts`` cell: the output does not say what was
+        retrieved, so every context-based metric is left empty for them."""
+        return sum(1 for match in self.matched if match.entry.contexts is None)
 
     def count(self, confidence: Confidence) -> int:
         """How many written rows carry ``confidence``."""
@@ -78,13 +84,18 @@ def output_rows(matched: list[MatchedEntry]) -> list[list[str]]:
             [
                 str(match.question_number),
                 match.entry.answer,
-                json.dumps(match.entry.contexts, ensure_ascii=False),
+                _contexts_cell(match.entry.contexts),
                 match.confidence.value,
                 "" if match.score is None else display_score(match.score),
                 match.entry.source_file,
             ]
         )
     return rows
+
+
+def _contexts_cell(contexts: list[str] | None) -> str:
+    # Blank (unknown) and [] (nothing retrieved) score differently in evaluate.
+    return "" if contexts is None else json.dumps(contexts, ensure_ascii=False)
 
 
 def convert(
