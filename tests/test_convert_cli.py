@@ -499,3 +499,19 @@ def test_converted_answers_without_contexts_get_no_context_based_score(
     assert nothing_found["hallucination"] == "1.0000"
     assert results.summary["hallucination"].endswith("(n=14)")
     assert results.summary["precision_at_k"].endswith("(n=14)")
+
+
+def test_a_null_answer_loses_to_a_real_one_with_a_warning(project: Path) -> None:
+    # Read first and matched word for word, yet it has nothing to evaluate.
+    (project / "RAG_JSON_Files" / "a0_null.json").write_text(
+        json.dumps([{"question": QUESTIONS[1], "answer": None}])
+    )
+    result = invoke()
+    rows = {row[0]: row for row in read_rows(project / "rag_answers.csv")[1:]}
+    assert rows["1"][1] == "25 days."
+    assert re.search(
+        r"Warning: a0_null\.json item 1 \(at 100\.0\) also answers question 1, but its answer "
+        r"is empty and b_results\.json results item 1 \(at 9\d\.\d\) has one; kept that one "
+        r"\(entry skipped\)",
+        result.stderr,
+    )

@@ -274,3 +274,38 @@ def test_best_candidates_are_right_across_score_matrix_blocks() -> None:
         assert best is not None
         assert best.score == pytest.approx(max(scores))
         assert best.index == scores.index(max(scores))
+
+
+@pytest.mark.parametrize("empty_answer", ["", "   \n"])
+def test_an_empty_answer_loses_to_one_with_text_whatever_was_read_first(
+    empty_answer: str,
+) -> None:
+    # A null answer is read as "" (rag_json_shapes); it was kept over a real answer when
+    # read first or matched better.
+    empty = entry(TWENTY, answer=empty_answer, source_file="a.json")
+    real = entry(replaced(TWENTY, 2), answer="real", source_file="b.json")
+    result = assign_entries([empty, real], {1: TWENTY})
+    assert [match.entry.answer for match in result.matched] == ["real"]
+    [lost] = result.lost_claims
+    assert lost.message() == (
+        "a.json item 1 (at 100.0) also answers question 1, but its answer is empty and "
+        "b.json item 1 (at 90.0) has one; kept that one (entry skipped)"
+    )
+
+
+def test_an_empty_text_match_loses_to_an_id_key_with_an_answer() -> None:
+    by_text = entry(TWENTY, answer="")
+    by_id = entry(None, answer="by id", question_id=1, location="key 'Q1'")
+    result = assign_entries([by_text, by_id], {1: TWENTY})
+    assert [match.entry.answer for match in result.matched] == ["by id"]
+    assert "its answer is empty and run.json key 'Q1' (by its ID key) has one" in (
+        result.lost_claims[0].message()
+    )
+
+
+def test_two_empty_answers_fall_back_to_the_usual_order() -> None:
+    first = entry(TWENTY, answer="", source_file="a.json")
+    second = entry(TWENTY, answer="", source_file="b.json")
+    result = assign_entries([first, second], {1: TWENTY})
+    assert result.matched[0].entry.source_file == "a.json"
+    assert "read first" in result.lost_claims[0].message()

@@ -20,8 +20,9 @@ difflib score was just under 85 while their LCS reaches 85, and
 
 Assignment. Each entry goes to its best-scoring question (lowest question number
 on a tie) when the score reaches the threshold. One answer per question: when
-several entries claim one question, a text match beats an ID key, then the higher
-score wins, then the entry read first; the others are reported as lost claims.
+several entries claim one question, an entry with answer text beats an empty (or
+null) answer, then a text match beats an ID key, then the higher score wins, then
+the entry read first; the others are reported as lost claims.
 """
 
 from __future__ import annotations
@@ -169,6 +170,11 @@ class MatchedEntry:
     score: float | None
     order: int
 
+    @property
+    def has_answer(self) -> bool:
+        """Whether the answer holds any text (``null`` was read as an empty answer)."""
+        return bool(self.entry.answer.strip())
+
     def describe(self) -> str:
         how = "by its ID key" if self.score is None else f"at {display_score(self.score)}"
         return f"{self.entry.origin} ({how})"
@@ -217,6 +223,12 @@ class LostClaim:
     def message(self) -> str:
         """The warning shown for the losing entry."""
         loser, winner = self.loser, self.winner
+        if winner.has_answer and not loser.has_answer:
+            # Nothing to correct: an empty answer simply has nothing to evaluate.
+            return (
+                f"{loser.describe()} also answers question {loser.question_number}, but its "
+                f"answer is empty and {winner.describe()} has one; kept that one (entry skipped)"
+            )
         if winner.score is None and loser.score is None:
             why = "was read first"
         elif loser.score is None:
@@ -304,8 +316,9 @@ def assign_entries(
     return Assignment(matched, unmatched, lost)
 
 
-def _claim_strength(claim: MatchedEntry) -> tuple[int, float, int]:
-    # Sorted ascending, so the strongest claim on each question comes first.
+def _claim_strength(claim: MatchedEntry) -> tuple[bool, bool, float, int]:
+    # Sorted ascending, so the strongest claim on each question comes first: an answer
+    # with text, then a text match over an ID key, then the higher score, then read first.
     if claim.score is None:
-        return (1, 0.0, claim.order)
-    return (0, -claim.score, claim.order)
+        return (not claim.has_answer, True, 0.0, claim.order)
+    return (not claim.has_answer, False, -claim.score, claim.order)
