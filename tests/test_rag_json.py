@@ -415,14 +415,14 @@ def test_utf16_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     assert [e.answer for e in read_rag_json_file(path).entries] == ["Ä"]
 
 
-def test_invalid_utf8_falls_back_to_latin1_with_a_warning(tmp_path: Path) -> None:
-    path = tmp_path / "latin.json"
-    path.write_bytes('[{"question": "Caf\xe9?", "answer": "Oui"}]'.encode("latin-1"))
+def test_invalid_utf8_falls_back_to_cp1252_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "windows.json"
+    path.write_bytes('[{"question": "Café?", "answer": "5 € – “yes”"}]'.encode("cp1252"))
     result = read_rag_json_file(path)
-    assert [e.question for e in result.entries] == ["Café?"]
+    assert [(e.question, e.answer) for e in result.entries] == [("Café?", "5 € – “yes”")]
     assert result.problems == [
-        "latin.json is not valid UTF-8 (byte 18); read it as latin-1. "
-        "Save it as UTF-8 if characters look wrong"
+        "windows.json is not valid UTF-8 (byte 18); read it as Windows-1252 (cp1252, Excel's "
+        "Windows default). Save it as UTF-8 if characters look wrong"
     ]
 
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from rag_evaluator.core.fields import column_key, parse_question_number
 from rag_evaluator.errors import InputError, MissingColumnError, MissingFileError, RagEvalError
+from rag_evaluator.storage.input_files import decode_text
 from rag_evaluator.storage.inputs import load_answers, load_ground_truth, load_questions
 from rag_evaluator.storage.tables import read_csv, write_csv_atomic
 
@@ -56,20 +57,96 @@ def test_utf8_with_a_byte_order_mark(tmp_path: Path, warnings_logged: list[str])
     assert warnings_logged == []
 
 
-def test_latin1_bytes_are_read_with_a_warning(tmp_path: Path, warnings_logged: list[str]) -> None:
+def test_latin1_text_is_read_as_cp1252_with_a_warning(
+    tmp_path: Path, warnings_logged: list[str]
+) -> None:
+    # Latin-1 and Windows-1252 agree on every letter of Western European languages.
     path = write(tmp_path / "questions.csv", "Question Number,Question\n1,Café?\n", "latin-1")
     assert load_questions(path).rows[1].question == "Café?"
     assert warnings_logged == [
-        "questions.csv is not valid UTF-8 (byte 30); read it as latin-1. "
-        "Save it as UTF-8 if characters look wrong"
+        "questions.csv is not valid UTF-8 (byte 30); read it as Windows-1252 (cp1252, Excel's "
+        "Windows default). Save it as UTF-8 if characters look wrong"
     ]
 
 
-def test_invalid_utf8_is_read_as_latin1(tmp_path: Path, warnings_logged: list[str]) -> None:
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What does the 5 € fee cover?",
+        "Is “remote first” the policy?",
+        "Is it the employee’s or the manager’s call?",
+        "Dates 1–5 May — or later…",
+        "Trade mark™ • bullet ‰ per mille Œuvre š ž Ÿ",
+    ],
+)
+def test_an_excel_windows_csv_keeps_its_euro_signs_quotes_and_dashes(
+    tmp_path: Path, text: str, warnings_logged: list[str]
+) -> None:
+    # Read as latin-1 these became C1 control characters (€ was \x80, “ was \x93).
+    path = write(tmp_path / "questions.csv", f"Question Number,Question\r\n1,{text}\r\n", "cp1252")
+    assert load_questions(path).rows[1].question == text
+    assert "read it as Windows-1252 (cp1252" in warnings_logged[0]
+    assert read_csv(path, required=["Question Number"]).encoding == "cp1252"
+
+
+def test_bytes_undefined_in_cp1252_fall_back_to_latin1(
+    tmp_path: Path, warnings_logged: list[str]
+) -> None:
     path = tmp_path / "questions.csv"
-    path.write_bytes(b"Question Number,Question\n1,bad \xff\xfe byte\n")
-    assert load_questions(path).rows[1].question == "bad ÿþ byte"
-    assert "read it as latin-1" in warnings_logged[0]
+    # 0x81 has no character in cp1252; latin-1 reads every byte.
+    path.write_bytes(b"Question Number,Question\n1,bad \xff\x81 byte\n")
+    assert load_questions(path).rows[1].question == "bad ÿ\x81 byte"
+    assert warnings_logged == [
+        "questions.csv is not valid UTF-8 (byte 31), nor Windows-1252 (byte 32); read it as "
+        "latin-1. Save it as UTF-8 if characters look wrong"
+    ]
+    assert read_csv(path, required=["Question Number"]).encoding == "latin-1"
+
+
+def test_a_utf8_byte_order_mark_on_a_cp1252_file_is_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "questions.csv"
+    path.write_bytes(codecs.BOM_UTF8 + "Question Number,Question\n1,5 €\n".encode("cp1252"))
+    assert load_questions(path).rows[1].question == "5 €"
+
+
+cp1252_text = st.text(st.characters(codec="cp1252"), min_size=1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(cp1252_text)
+def test_any_cp1252_text_that_is_not_utf8_reads_back_exactly(text: str) -> None:
+    data = text.encode("cp1252")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        return  # the same bytes are valid UTF-8, which always wins (ASCII text, say)
+    if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return  # read by its byte order mark ("ÿþ" is the UTF-16 one)
+    decoded, encoding, warnings = decode_text(data, Path("x.csv"))
+    assert (decoded, encoding) == (text, "cp1252")
+    assert len(warnings) == 1 and "Windows-1252" in warnings[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_any_bytes_decode_and_the_named_encoding_gives_them_back(data: bytes) -> None:
+    text, encoding, warnings = decode_text(data, Path("x.csv"))
+    if encoding == "utf-16":
+        assert (
+            text.encode("utf-16-le" if data[:2] == codecs.BOM_UTF16_LE else "utf-16-be")
+            == (data[2:])
+        )
+    elif encoding == "utf-8":
+        assert text.encode("utf-8") == data.removeprefix(codecs.BOM_UTF8)
+    else:
+        assert encoding in ("cp1252", "latin-1")
+        assert text.encode(encoding) == data.removeprefix(codecs.BOM_UTF8)
+        assert len(warnings) == 1
+        # latin-1 only when cp1252 cannot decode the bytes.
+        assert (encoding == "latin-1") == any(byte in data for byte in b"\x81\x8d\x8f\x90\x9d")
+    assert (warnings == []) == (encoding in ("utf-8", "utf-16"))
 
 
 def test_utf16_with_a_byte_order_mark(tmp_path: Path) -> None:
