@@ -108,7 +108,8 @@ def invoke(*args: str):
 
 def test_convert_writes_one_row_per_matched_question_in_order(project: Path) -> None:
     result = invoke()
-    assert result.exit_code == 0, result.output
+    # Exit 1: the fixture holds one entry that matches no question (see the summary test).
+    assert result.exit_code == 1, result.output
     rows = read_rows(project / "rag_answers.csv")
     assert rows[0] == HEADER
     by_number = {row[0]: row for row in rows[1:]}
@@ -136,7 +137,7 @@ def test_convert_writes_one_row_per_matched_question_in_order(project: Path) -> 
 
 def test_convert_shows_a_summary_and_warns_about_the_unmatched_entry(project: Path) -> None:
     result = invoke()
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     table = result.stdout
     for label, count in [
         ("PERFECT (99-100)", 1),
@@ -173,7 +174,10 @@ def test_convert_shows_a_summary_and_warns_about_the_unmatched_entry(project: Pa
 def test_a_broken_file_is_reported_and_the_rest_converted(project: Path) -> None:
     (project / "RAG_JSON_Files" / "broken.json").write_text('[{"question": "x",]')
     result = invoke()
-    assert result.exit_code == 0
+    assert result.exit_code == 1
+    assert result.stderr.rstrip().endswith(
+        "Not converted: 1 skipped file, 1 unmatched entry (see the messages above); exit code 1"
+    )
     assert (
         "Error: broken.json is not valid JSON (line 1, column 19: Expecting property name "
         "enclosed in double quotes)"
@@ -187,7 +191,7 @@ def test_a_contested_question_keeps_the_better_match(project: Path) -> None:
         json.dumps([{"question": QUESTIONS[1], "answer": "Exactly 25 days."}])
     )
     result = invoke()
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     rows = {row[0]: row for row in read_rows(project / "rag_answers.csv")[1:]}
     assert rows["1"][1] == "Exactly 25 days."
     assert re.search(
@@ -200,7 +204,7 @@ def test_a_contested_question_keeps_the_better_match(project: Path) -> None:
 
 def test_a_higher_threshold_turns_low_matches_away(project: Path) -> None:
     result = invoke("--threshold", "95")
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     numbers = [row[0] for row in read_rows(project / "rag_answers.csv")[1:]]
     assert numbers == ["1", "3", "5"]
     assert "below the threshold 95" in result.stderr
@@ -290,7 +294,7 @@ def test_an_unwritable_output_is_reported_without_a_traceback(project: Path) -> 
 
 def test_the_output_is_replaced_atomically(project: Path) -> None:
     (project / "rag_answers.csv").write_text("old\n")
-    assert invoke().exit_code == 0
+    assert invoke().exit_code == 1
     assert read_rows(project / "rag_answers.csv")[0] == HEADER
     assert sorted(path.name for path in project.iterdir() if path.name.startswith(".")) == []
 
@@ -318,7 +322,7 @@ def test_convert_in_a_real_subprocess(tmp_path: Path) -> None:
         timeout=120,
         env={**os.environ, "NO_COLOR": "1"},
     )
-    assert completed.returncode == 0, completed.stderr
+    assert completed.returncode == 1, completed.stderr  # the unmatched capital-of-France entry
     assert "Traceback" not in completed.stderr
     assert [row[0] for row in read_rows(output)[1:]] == ["1", "2", "3", "5"]
     assert "Rows written" in completed.stdout
@@ -337,7 +341,11 @@ def test_the_sample_data_converts_with_only_the_deliberate_miss(
         "--output",
         "rag_answers.csv",
     )
-    assert result.exit_code == 0, result.output
+    # The Wi-Fi question is not in the handbook: one unmatched entry, so exit 1.
+    assert result.exit_code == 1, result.output
+    assert "Not converted: 1 unmatched entry (see the messages above); exit code 1" in (
+        result.stderr
+    )
     rows = read_rows(tmp_path / "rag_answers.csv")
     assert rows[0] == HEADER
     with (REPO_ROOT / "questions.csv").open(encoding="utf-8") as handle:
@@ -373,7 +381,8 @@ def test_many_warnings_are_capped_on_the_terminal_but_all_logged(project: Path) 
     ]
     (project / "RAG_JSON_Files" / "noise.json").write_text(json.dumps(unrelated))
     result = invoke()
-    assert result.exit_code == 0
+    assert result.exit_code == 1
+    assert "Not converted: 31 unmatched entries" in result.stderr
     # 31 unmatched: the capital-of-France entry and the 30 above.
     shown = [line for line in result.stderr.splitlines() if "no question in questions.csv" in line]
     assert len(shown) == 20
@@ -409,7 +418,7 @@ def test_an_unreadable_json_file_is_named_and_the_rest_converted(project: Path) 
     # A dangling link is globbed like any file but cannot be read.
     (project / "RAG_JSON_Files" / "gone.json").symlink_to(project / "nowhere.json")
     result = invoke()
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     message = " ".join(result.stderr.split())
     assert "Error: Cannot read RAG_JSON_Files/gone.json: No such file or directory." in message
     assert "Check that it exists and that you may read it" in message
@@ -515,3 +524,49 @@ def test_a_null_answer_loses_to_a_real_one_with_a_warning(project: Path) -> None
         r"\(entry skipped\)",
         result.stderr,
     )
+
+
+def test_everything_converted_exits_0(project: Path) -> None:
+    write_json_dir_without_the_miss(project)
+    result = invoke()
+    assert result.exit_code == 0, result.output
+    assert "Not converted" not in result.stderr
+
+
+def write_json_dir_without_the_miss(project: Path) -> None:
+    path = project / "RAG_JSON_Files" / "a_list.json"
+    path.write_text(json.dumps(json.loads(path.read_text())[:1]))
+
+
+def test_a_question_answered_twice_is_no_failure(project: Path) -> None:
+    # The better answer is kept: nothing the question set needs was left out.
+    write_json_dir_without_the_miss(project)
+    (project / "RAG_JSON_Files" / "e_rerun.json").write_text(
+        json.dumps([{"question": QUESTIONS[1], "answer": "Exactly 25 days."}])
+    )
+    result = invoke()
+    assert result.exit_code == 0, result.output
+    assert "also answers question 1" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "not_converted"),
+    [
+        ("broken.json", "[1,", "1 skipped file"),
+        ("lines.jsonl", '{"question": "Q?", "answer": "A"}\n{oops\n', "1 unreadable entry"),
+        (
+            "partial.json",
+            json.dumps([{"question": QUESTIONS[4], "answer": "Call security."}, {"answer": "?"}]),
+            "1 unreadable entry",
+        ),
+    ],
+)
+def test_any_skipped_file_line_or_entry_exits_1(
+    project: Path, name: str, content: str, not_converted: str
+) -> None:
+    write_json_dir_without_the_miss(project)
+    (project / "RAG_JSON_Files" / name).write_text(content)
+    result = invoke()
+    assert result.exit_code == 1, result.output
+    assert f"Not converted: {not_converted}" in result.stderr
+    assert (project / "rag_answers.csv").exists()

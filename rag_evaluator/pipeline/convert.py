@@ -71,6 +71,24 @@ class ConvertReport:
         retrieved, so every context-based metric is left empty for them."""
         return sum(1 for match in self.matched if match.entry.contexts is None)
 
+    @property
+    def not_converted(self) -> list[str]:
+        """What the input held that is not in the output, counted (``1 skipped file``).
+
+        Lost claims are not in it: their question is answered, by the better entry.
+        """
+        parts = [
+            (len(self.skipped_files), "skipped file"),
+            (self.skipped_entries, "unreadable entry", "unreadable entries"),
+            (len(self.unmatched), "unmatched entry", "unmatched entries"),
+        ]
+        return [_counted(*part) for part in parts if part[0]]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every file and entry was converted, 1 when some input was left out."""
+        return 1 if self.not_converted else 0
+
     def count(self, confidence: Confidence) -> int:
         """How many written rows carry ``confidence``."""
         return sum(1 for match in self.matched if match.confidence is confidence)
@@ -201,6 +219,10 @@ def convert(
         len(report.lost_claims),
     )
     return report
+
+
+def _counted(count: int, singular: str, plural: str = "") -> str:
+    return f"{count} {singular if count == 1 else plural or singular + 's'}"
 
 
 def _warn_capped(messages: list[str], what: str) -> None:
