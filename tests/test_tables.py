@@ -5,11 +5,13 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from evaluate_support import run_cli, write_inputs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -378,6 +380,98 @@ def test_a_spreadsheet_workbook_is_named_as_such(
     )
     # Not read as latin-1 garbage first.
     assert warnings_logged == []
+
+
+ANSWERS_JSON_MESSAGE = (
+    " is JSON, not CSV. Turn RAG output JSON into rag_answers.csv with `rag-eval convert` (it "
+    "reads the *.json and *.jsonl files in RAG_JSON_Files, or in the folder given with "
+    "--json-dir, and matches their answers to questions.csv), then pass that CSV"
+)
+RAG_RECORDS = [
+    {"question": "What is X?", "answer": "X, with a comma", "contexts": ["a, b"]},
+    {"question": "What is Y?", "answer": "Y"},
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("run.jsonl", "".join(json.dumps(record) + "\n" for record in RAG_RECORDS)),
+        ("run.json", json.dumps(RAG_RECORDS, indent=2)),
+        ("run.ndjson", json.dumps(RAG_RECORDS[0])),
+        # Judged by content, not only by name.
+        ("rag_answers.csv", "".join(json.dumps(record) + "\n" for record in RAG_RECORDS)),
+        ("rag_answers.csv", json.dumps({"results": RAG_RECORDS}, indent=4)),
+    ],
+)
+def test_a_json_answers_file_says_to_run_convert(tmp_path: Path, name: str, text: str) -> None:
+    path = write(tmp_path / name, text)
+    with pytest.raises(InputError) as caught:
+        load_answers(path)
+    # Not "columns found: '{"question": "What is X?"', ..."
+    assert caught.value.message == name + ANSWERS_JSON_MESSAGE
+    assert caught.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("loader", "columns"),
+    [
+        (load_questions, "Question Number, Question"),
+        (load_ground_truth, "Question Number, Ground Truth"),
+    ],
+)
+def test_json_questions_or_ground_truth_are_named_as_json(
+    tmp_path: Path, loader, columns: str
+) -> None:
+    path = write(
+        tmp_path / "golden.json",
+        json.dumps([{"question_number": 1, "question": "What?", "ground_truth": "That."}]),
+    )
+    with pytest.raises(InputError) as caught:
+        loader(path)
+    assert (
+        caught.value.message
+        == f"golden.json is JSON, not CSV. Save it as CSV with columns: {columns}"
+    )
+
+
+def test_json_given_to_evaluate_stops_with_the_advice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_inputs(tmp_path)
+    write(tmp_path / "some.jsonl", "".join(json.dumps(record) + "\n" for record in RAG_RECORDS))
+    result = run_cli(["evaluate", "--answers", "some.jsonl", "--metrics", "lexical", "--yes"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "Error: some.jsonl" + ANSWERS_JSON_MESSAGE
+    assert "columns found" not in result.output
+
+
+def test_a_csv_with_bracketed_headers_is_still_csv(tmp_path: Path) -> None:
+    path = write(tmp_path / "questions.csv", "[Question Number],[Question]\n1,What?\n")
+    assert load_questions(path).rows[1].question == "What?"
+
+
+json_documents = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
+    max_leaves=12,
+).filter(lambda value: isinstance(value, list | dict))
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(json_documents, st.sampled_from([None, 2]), st.sampled_from(["x.csv", "x.txt", "x.json"]))
+def test_any_json_document_is_named_as_json_whatever_its_file_name(
+    tmp_path: Path, value: object, indent: int | None, name: str
+) -> None:
+    path = write(tmp_path / name, json.dumps(value, indent=indent))
+    with pytest.raises(InputError) as caught:
+        load_questions(path)
+    assert caught.value.message.startswith(f"{name} is JSON, not CSV.")
 
 
 def test_a_directory_instead_of_a_file(tmp_path: Path) -> None:

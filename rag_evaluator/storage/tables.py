@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import logging
 import re
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ _EXCEL_SEPARATOR_LINE = re.compile(r"sep=([,;\t|])", re.IGNORECASE)
 # .xlsx / .ods are zip archives; .xls is an OLE2 compound file. Renamed to .csv, or
 # picked by mistake, they would otherwise read as latin-1 garbage with no such column.
 _SPREADSHEET_SIGNATURES = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+_JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 
 @dataclass(frozen=True)
@@ -86,13 +88,39 @@ def _sniff_delimiter(header_line: str) -> str:
     return best if counts[best] > 0 else ","
 
 
+def _is_json(path: Path, text: str) -> bool:
+    """Whether the text is JSON (or JSON Lines) rather than CSV.
+
+    Read as CSV, JSON gives "columns" such as ``{"question": "What``; no CSV header starts
+    with ``{`` or ``[`` and parses as JSON.
+    """
+    start = text.lstrip()
+    if not start.startswith(("{", "[")):
+        return False
+    if path.suffix.lower() in _JSON_SUFFIXES:
+        return True
+    first_line = start.partition("\n")[0]
+    for candidate in (first_line, text):
+        try:
+            json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+        return True
+    return False
+
+
 def read_csv(
     path: Path,
     *,
     required: Sequence[str],
     optional: Sequence[str] = (),
+    json_fix: str | None = None,
 ) -> CsvTable:
-    """Read ``path`` and resolve the ``required`` and ``optional`` canonical columns."""
+    """Read ``path`` and resolve the ``required`` and ``optional`` canonical columns.
+
+    ``json_fix`` is the advice given when the file turns out to be JSON (by default: save
+    it as CSV with the required columns).
+    """
     path = Path(path)
     if not path.is_file():
         if path.exists():
@@ -106,9 +134,12 @@ def read_csv(
             path,
         )
     text, encoding, warnings = decode_bytes(data, path)
+    expected = ", ".join(required)
+    if _is_json(path, text):
+        fix = json_fix or f"Save it as CSV with columns: {expected}"
+        raise InputError(f"{path.name} is JSON, not CSV. {fix}", path)
     for warning in warnings:
         logger.warning(warning)
-    expected = ", ".join(required)
     empty_message = (
         f"{path.name} is empty. Add a header row with columns: {expected}, "
         "then one row per question"
