@@ -465,6 +465,7 @@ CONTEXT_METRICS = (
 )
 
 
+@pytest.mark.needs_extra("semantic")
 def test_converted_answers_without_contexts_get_no_context_based_score(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

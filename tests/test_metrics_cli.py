@@ -62,6 +62,7 @@ def cell(value: str) -> float | None:
     return None if value == "" else float(value)
 
 
+@pytest.mark.needs_extra("overlap")
 def test_lexical_overlap_and_retrieval_run_without_a_key_or_a_call(workspace: Workspace) -> None:
     # The autouse fixture removed every Anthropic credential and pointed the SDK at a port
     # where nothing listens: a run that tried to judge would fail.
@@ -126,6 +127,7 @@ def test_all_without_a_key_stops_before_anything_runs(workspace: Workspace) -> N
     )
 
 
+@pytest.mark.needs_extra("semantic")
 def test_semantic_and_similarity_matching_run_on_the_bundled_model_by_name(
     workspace: Workspace,
 ) -> None:
