@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 
 SAMPLE_TESTS = """
@@ -74,6 +76,7 @@ def test_a_test_needing_a_missing_extra_is_skipped_with_the_install_command(
     assert "1 passed, 2 skipped" in completed.stdout
 
 
+@pytest.mark.needs_extra("overlap")
 def test_with_the_extra_installed_the_test_runs(tmp_path: Path) -> None:
     completed = run_child_pytest(tmp_path, blocked="", no_skips=False)
     assert "2 passed, 1 skipped" in completed.stdout, completed.stdout
