@@ -69,10 +69,9 @@ def test_a_test_needing_a_missing_extra_is_skipped_with_the_install_command(
 ) -> None:
     completed = run_child_pytest(tmp_path, blocked="sacrebleu", no_skips=False)
     assert completed.returncode == 0, completed.stdout
-    assert (
-        "needs the 'overlap' extra (missing: sacrebleu); install it with: "
-        "pip install -e '.[overlap]'"
-    ) in completed.stdout
+    # (rouge_score is listed too where it is not installed either.)
+    assert "needs the 'overlap' extra (missing: sacrebleu" in completed.stdout
+    assert "); install it with: pip install -e '.[overlap]'" in completed.stdout
     assert "1 passed, 2 skipped" in completed.stdout
 
 
