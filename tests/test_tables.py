@@ -19,7 +19,7 @@ from rag_evaluator.core.fields import column_key, parse_question_number
 from rag_evaluator.errors import InputError, MissingColumnError, MissingFileError, RagEvalError
 from rag_evaluator.storage.input_files import decode_text
 from rag_evaluator.storage.inputs import load_answers, load_ground_truth, load_questions
-from rag_evaluator.storage.tables import read_csv, write_csv_atomic
+from rag_evaluator.storage.tables import physical_lines, read_csv, write_csv_atomic
 
 
 class _Records(logging.Handler):
@@ -233,6 +233,14 @@ def test_excels_separator_line_is_honoured(tmp_path: Path) -> None:
     assert table.delimiter == ";"
     assert [record.values["Question"] for record in table.records] == ["A, B?"]
     assert table.records[0].line_number == 3
+
+
+def test_line_numbers_count_blank_lines_and_the_separator_line(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "questions.csv", "\r\n\nsep=;\r\nQuestion Number;Question\n1;x\nabc;y\n"
+    )
+    with pytest.raises(InputError, match=r"questions\.csv line 6: "):
+        load_questions(path)
 
 
 def test_mixed_line_endings(tmp_path: Path) -> None:
@@ -561,3 +569,24 @@ def test_answers_written_by_write_csv_atomic_load_back_unchanged(
     )
     loaded = load_answers(path)
     assert [loaded.rows[n].rag_answer for n in sorted(loaded.rows)] == answers
+
+
+line_text = st.text(
+    st.sampled_from(["a", ",", '"', " ", "\r", "\n", "\x0c", "\u2028", "\x85", "é"])
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(line_text)
+def test_physical_lines_split_where_the_csv_module_expects(text: str) -> None:
+    # Universal newlines with newline="" is what csv.reader is documented to be given.
+    assert list(physical_lines(text)) == list(io.StringIO(text, newline=""))
+
+
+def test_a_file_with_only_carriage_returns_reads_row_by_row(tmp_path: Path) -> None:
+    path = tmp_path / "questions.csv"
+    path.write_bytes(b"Question Number,Question\r1,First?\r\r2,Second?\r")
+    assert [record.line_number for record in read_csv(path, required=["Question"]).records] == [
+        2,
+        4,
+    ]
