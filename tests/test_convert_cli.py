@@ -7,11 +7,13 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from evaluate_support import only_results, prepare_workspace, run_cli
 from typer.testing import CliRunner
 
 from rag_evaluator.cli import app
@@ -106,7 +108,8 @@ def invoke(*args: str):
 
 def test_convert_writes_one_row_per_matched_question_in_order(project: Path) -> None:
     result = invoke()
-    assert result.exit_code == 0, result.output
+    # Exit 1: the fixture holds one entry that matches no question (see the summary test).
+    assert result.exit_code == 1, result.output
     rows = read_rows(project / "rag_answers.csv")
     assert rows[0] == HEADER
     by_number = {row[0]: row for row in rows[1:]}
@@ -121,7 +124,9 @@ def test_convert_writes_one_row_per_matched_question_in_order(project: Path) -> 
         "100.0",
         "a_list.json",
     ]
-    assert by_number["5"][1:6] == ["In December.", "[]", "ID", "", "c_ids.json"]
+    # A flat mapping carries no contexts: the cell is blank (unknown), not [] (none found).
+    assert by_number["5"][1:6] == ["In December.", "", "ID", "", "c_ids.json"]
+    assert by_number["2"][2] == ""
     assert 85 <= float(by_number["2"][4]) < 95
     # The file the evaluate command reads back is consistent with what was written.
     assert load_answers(project / "rag_answers.csv").rows[1].contexts == [
@@ -132,7 +137,7 @@ def test_convert_writes_one_row_per_matched_question_in_order(project: Path) -> 
 
 def test_convert_shows_a_summary_and_warns_about_the_unmatched_entry(project: Path) -> None:
     result = invoke()
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     table = result.stdout
     for label, count in [
         ("PERFECT (99-100)", 1),
@@ -156,19 +161,23 @@ def test_convert_shows_a_summary_and_warns_about_the_unmatched_entry(project: Pa
         "(entry skipped)"
     ) in result.stderr
     assert "Questions with no answer: 4" in result.stderr
-    without_contexts = sum(1 for row in read_rows(project / "rag_answers.csv") if row[2] == "[]")
-    assert 0 < without_contexts < 4
-    assert any(
-        "Rows with no contexts" in line and line.rstrip(" │").endswith(f" {without_contexts}")
-        for line in table.splitlines()
-    )
+    for label, count in [
+        ("Contexts [] (nothing retrieved)", 0),
+        ("Contexts blank (no context field)", 2),
+    ]:
+        assert any(
+            label in line and line.rstrip(" │").endswith(f" {count}") for line in table.splitlines()
+        ), label
     assert "a_list.json item 2: no question" in (project / "rag_eval.log").read_text()
 
 
 def test_a_broken_file_is_reported_and_the_rest_converted(project: Path) -> None:
     (project / "RAG_JSON_Files" / "broken.json").write_text('[{"question": "x",]')
     result = invoke()
-    assert result.exit_code == 0
+    assert result.exit_code == 1
+    assert result.stderr.rstrip().endswith(
+        "Not converted: 1 skipped file, 1 unmatched entry (see the messages above); exit code 1"
+    )
     assert (
         "Error: broken.json is not valid JSON (line 1, column 19: Expecting property name "
         "enclosed in double quotes)"
@@ -182,7 +191,7 @@ def test_a_contested_question_keeps_the_better_match(project: Path) -> None:
         json.dumps([{"question": QUESTIONS[1], "answer": "Exactly 25 days."}])
     )
     result = invoke()
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     rows = {row[0]: row for row in read_rows(project / "rag_answers.csv")[1:]}
     assert rows["1"][1] == "Exactly 25 days."
     assert re.search(
@@ -195,7 +204,7 @@ def test_a_contested_question_keeps_the_better_match(project: Path) -> None:
 
 def test_a_higher_threshold_turns_low_matches_away(project: Path) -> None:
     result = invoke("--threshold", "95")
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     numbers = [row[0] for row in read_rows(project / "rag_answers.csv")[1:]]
     assert numbers == ["1", "3", "5"]
     assert "below the threshold 95" in result.stderr
@@ -285,7 +294,7 @@ def test_an_unwritable_output_is_reported_without_a_traceback(project: Path) -> 
 
 def test_the_output_is_replaced_atomically(project: Path) -> None:
     (project / "rag_answers.csv").write_text("old\n")
-    assert invoke().exit_code == 0
+    assert invoke().exit_code == 1
     assert read_rows(project / "rag_answers.csv")[0] == HEADER
     assert sorted(path.name for path in project.iterdir() if path.name.startswith(".")) == []
 
@@ -313,7 +322,7 @@ def test_convert_in_a_real_subprocess(tmp_path: Path) -> None:
         timeout=120,
         env={**os.environ, "NO_COLOR": "1"},
     )
-    assert completed.returncode == 0, completed.stderr
+    assert completed.returncode == 1, completed.stderr  # the unmatched capital-of-France entry
     assert "Traceback" not in completed.stderr
     assert [row[0] for row in read_rows(output)[1:]] == ["1", "2", "3", "5"]
     assert "Rows written" in completed.stdout
@@ -332,7 +341,11 @@ def test_the_sample_data_converts_with_only_the_deliberate_miss(
         "--output",
         "rag_answers.csv",
     )
-    assert result.exit_code == 0, result.output
+    # The Wi-Fi question is not in the handbook: one unmatched entry, so exit 1.
+    assert result.exit_code == 1, result.output
+    assert "Not converted: 1 unmatched entry (see the messages above); exit code 1" in (
+        result.stderr
+    )
     rows = read_rows(tmp_path / "rag_answers.csv")
     assert rows[0] == HEADER
     with (REPO_ROOT / "questions.csv").open(encoding="utf-8") as handle:
@@ -347,7 +360,9 @@ def test_the_sample_data_converts_with_only_the_deliberate_miss(
     # The golden chunks of ground_truth.csv are contexts the RAG files really retrieved.
     ground_truth = load_ground_truth(REPO_ROOT / "ground_truth.csv").rows
     assert set(ground_truth) == set(question_numbers)
-    retrieved = {int(row[0]): json.loads(row[2]) for row in rows[1:]}
+    retrieved = {int(row[0]): json.loads(row[2]) if row[2] else None for row in rows[1:]}
+    # faq_cache.json and legacy_export_ids.json are flat mappings: no context field.
+    assert [number for number, chunks in retrieved.items() if chunks is None] == list(range(13, 20))
     checked = 0
     for number, truth in ground_truth.items():
         if truth.relevant_contexts and retrieved[number]:
@@ -366,7 +381,8 @@ def test_many_warnings_are_capped_on_the_terminal_but_all_logged(project: Path) 
     ]
     (project / "RAG_JSON_Files" / "noise.json").write_text(json.dumps(unrelated))
     result = invoke()
-    assert result.exit_code == 0
+    assert result.exit_code == 1
+    assert "Not converted: 31 unmatched entries" in result.stderr
     # 31 unmatched: the capital-of-France entry and the 30 above.
     shown = [line for line in result.stderr.splitlines() if "no question in questions.csv" in line]
     assert len(shown) == 20
@@ -402,8 +418,156 @@ def test_an_unreadable_json_file_is_named_and_the_rest_converted(project: Path) 
     # A dangling link is globbed like any file but cannot be read.
     (project / "RAG_JSON_Files" / "gone.json").symlink_to(project / "nowhere.json")
     result = invoke()
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     message = " ".join(result.stderr.split())
     assert "Error: Cannot read RAG_JSON_Files/gone.json: No such file or directory." in message
     assert "Check that it exists and that you may read it" in message
     assert len(read_rows(project / "rag_answers.csv")) == 5
+
+
+def test_nothing_retrieved_and_no_context_field_are_told_apart(project: Path) -> None:
+    (project / "RAG_JSON_Files" / "a_list.json").write_text(
+        json.dumps(
+            [
+                {"question": QUESTIONS[3], "answer": "$60 per day.", "contexts": []},
+                {"question": QUESTIONS[4], "answer": "Call security.", "contexts": None},
+            ]
+        )
+    )
+    result = invoke()
+    rows = {row[0]: row for row in read_rows(project / "rag_answers.csv")[1:]}
+    # [] is the system saying it retrieved nothing; no field (or null) says nothing at all.
+    assert rows["3"][2] == "[]"
+    assert [rows[number][2] for number in ("2", "4", "5")] == ["", "", ""]
+    answers = load_answers(project / "rag_answers.csv").rows
+    assert answers[3].contexts == []
+    assert answers[4].contexts is None
+    for label, count in [
+        ("Contexts [] (nothing retrieved)", 1),
+        ("Contexts blank (no context field)", 3),
+    ]:
+        assert any(
+            label in line and line.rstrip(" │").endswith(f" {count}")
+            for line in result.stdout.splitlines()
+        ), label
+
+
+CONTEXT_METRICS = (
+    "precision_at_k",
+    "recall_at_k",
+    "f1_at_k",
+    "mrr",
+    "ndcg_at_k",
+    "hybrid_log_rank",
+    "context_relevance",
+    "context_sufficiency",
+    "hallucination",
+)
+
+
+@pytest.mark.needs_extra("semantic")
+def test_converted_answers_without_contexts_get_no_context_based_score(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The sample data, plus question 21 whose system reports that it retrieved nothing.
+    space = prepare_workspace(tmp_path, monkeypatch)
+    shutil.copytree(REPO_ROOT / "RAG_JSON_Files", tmp_path / "RAG_JSON_Files")
+    dress_code = "What is the dress code for client meetings?"
+    (tmp_path / "RAG_JSON_Files" / "zz_nothing_found.json").write_text(
+        json.dumps([{"question": dress_code, "answer": "Business casual.", "contexts": []}])
+    )
+    (tmp_path / "questions.csv").write_text(
+        (REPO_ROOT / "questions.csv").read_text(encoding="utf-8") + f"21,{dress_code}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "ground_truth.csv").write_text(
+        (REPO_ROOT / "ground_truth.csv").read_text(encoding="utf-8")
+        + '21,Business attire.,"[""Section 2.4 Dress code: business attire with clients.""]",\n',
+        encoding="utf-8",
+    )
+    invoke()
+    assert (tmp_path / "rag_answers.csv").exists()
+
+    result = run_cli(["evaluate", "--metrics", "retrieval,semantic", "--yes"])
+
+    assert result.exit_code == 0, result.output
+    results = only_results(space.directory)
+    assert set(CONTEXT_METRICS) <= set(results.header)
+    for number in range(13, 20):  # converted from files with no context field
+        row = results.row(number)
+        assert {metric: row[metric] for metric in CONTEXT_METRICS} == dict.fromkeys(
+            CONTEXT_METRICS, ""
+        ), number
+        assert row["semantic_similarity"] != ""
+    for number in [*range(1, 13), 20]:
+        row = results.row(number)
+        assert all(row[metric] != "" for metric in CONTEXT_METRICS), number
+    nothing_found = results.row(21)
+    assert {
+        metric: nothing_found[metric] for metric in ("precision_at_k", "recall_at_k", "mrr")
+    } == (dict.fromkeys(("precision_at_k", "recall_at_k", "mrr"), "0.0000"))
+    assert nothing_found["hallucination"] == "1.0000"
+    assert results.summary["hallucination"].endswith("(n=14)")
+    assert results.summary["precision_at_k"].endswith("(n=14)")
+
+
+def test_a_null_answer_loses_to_a_real_one_with_a_warning(project: Path) -> None:
+    # Read first and matched word for word, yet it has nothing to evaluate.
+    (project / "RAG_JSON_Files" / "a0_null.json").write_text(
+        json.dumps([{"question": QUESTIONS[1], "answer": None}])
+    )
+    result = invoke()
+    rows = {row[0]: row for row in read_rows(project / "rag_answers.csv")[1:]}
+    assert rows["1"][1] == "25 days."
+    assert re.search(
+        r"Warning: a0_null\.json item 1 \(at 100\.0\) also answers question 1, but its answer "
+        r"is empty and b_results\.json results item 1 \(at 9\d\.\d\) has one; kept that one "
+        r"\(entry skipped\)",
+        result.stderr,
+    )
+
+
+def test_everything_converted_exits_0(project: Path) -> None:
+    write_json_dir_without_the_miss(project)
+    result = invoke()
+    assert result.exit_code == 0, result.output
+    assert "Not converted" not in result.stderr
+
+
+def write_json_dir_without_the_miss(project: Path) -> None:
+    path = project / "RAG_JSON_Files" / "a_list.json"
+    path.write_text(json.dumps(json.loads(path.read_text())[:1]))
+
+
+def test_a_question_answered_twice_is_no_failure(project: Path) -> None:
+    # The better answer is kept: nothing the question set needs was left out.
+    write_json_dir_without_the_miss(project)
+    (project / "RAG_JSON_Files" / "e_rerun.json").write_text(
+        json.dumps([{"question": QUESTIONS[1], "answer": "Exactly 25 days."}])
+    )
+    result = invoke()
+    assert result.exit_code == 0, result.output
+    assert "also answers question 1" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "not_converted"),
+    [
+        ("broken.json", "[1,", "1 skipped file"),
+        ("lines.jsonl", '{"question": "Q?", "answer": "A"}\n{oops\n', "1 unreadable entry"),
+        (
+            "partial.json",
+            json.dumps([{"question": QUESTIONS[4], "answer": "Call security."}, {"answer": "?"}]),
+            "1 unreadable entry",
+        ),
+    ],
+)
+def test_any_skipped_file_line_or_entry_exits_1(
+    project: Path, name: str, content: str, not_converted: str
+) -> None:
+    write_json_dir_without_the_miss(project)
+    (project / "RAG_JSON_Files" / name).write_text(content)
+    result = invoke()
+    assert result.exit_code == 1, result.output
+    assert f"Not converted: {not_converted}" in result.stderr
+    assert (project / "rag_answers.csv").exists()

@@ -117,7 +117,7 @@ def test_the_confidence_boundaries_84_9_85_95_99_through_the_cli(project: Path) 
         ],
     )
     result = invoke()
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the 84.9 entry is unmatched
     rows = read_rows(project / "rag_answers.csv")[1:]
     assert [(row[0], row[3], row[4]) for row in rows] == [
         ("2", "LOW", "85.0"),
@@ -178,8 +178,10 @@ def test_a_bad_file_is_named_with_the_fix_and_the_rest_converted(
     write_answers(project, [{"question": "How many vacation days do I get?", "answer": "25"}])
     (project / "RAG_JSON_Files" / name).write_bytes(content)
     result = invoke()
-    assert result.exit_code == 0, result.output
+    # The rest is written, but a skipped file is not a clean conversion.
+    assert result.exit_code == 1, result.output
     assert expected in result.stderr
+    assert "Not converted: 1 skipped file (see the messages above); exit code 1" in (result.stderr)
     assert "Traceback" not in result.output
     assert [row[0] for row in read_rows(project / "rag_answers.csv")[1:]] == ["1"]
 
@@ -191,7 +193,7 @@ def test_raw_nul_bytes_in_a_json_file_are_removed_with_a_warning(project: Path) 
     result = invoke()
     assert result.exit_code == 0, result.output
     assert "Warning: nul.json contains NUL bytes; they were removed." in result.stderr
-    assert read_rows(project / "rag_answers.csv")[1][:4] == ["2", "Managers", "[]", "PERFECT"]
+    assert read_rows(project / "rag_answers.csv")[1][:4] == ["2", "Managers", "", "PERFECT"]
 
 
 def test_a_one_megabyte_answer_converts_whole(project: Path) -> None:
@@ -249,8 +251,8 @@ def test_a_numbered_copy_of_a_ragas_csv_converts(project: Path) -> None:
     result = invoke()
     assert result.exit_code == 0, result.output
     assert [row[:4] for row in read_rows(project / "rag_answers.csv")[1:]] == [
-        ["1", "x", "[]", "PERFECT"],
-        ["2", "y", "[]", "PERFECT"],
+        ["1", "x", "", "PERFECT"],
+        ["2", "y", "", "PERFECT"],
     ]
 
 

@@ -23,7 +23,7 @@ RAG_OUTPUT = [
         "answer": "Rule C-1 applies.",
         "contexts": [],
     },
-    # No contexts field at all: convert writes [] ("nothing retrieved").
+    # No contexts field at all: convert leaves the Contexts cell blank ("unknown").
     {"question": "Where is the head office?", "answer": "I don't know."},
 ]
 
@@ -62,6 +62,7 @@ def cell(value: str) -> float | None:
     return None if value == "" else float(value)
 
 
+@pytest.mark.needs_extra("overlap")
 def test_lexical_overlap_and_retrieval_run_without_a_key_or_a_call(workspace: Workspace) -> None:
     # The autouse fixture removed every Anthropic credential and pointed the SDK at a port
     # where nothing listens: a run that tried to judge would fail.
@@ -94,7 +95,7 @@ def test_lexical_overlap_and_retrieval_run_without_a_key_or_a_call(workspace: Wo
     assert cell(third["dont_know"]) == 1.0
     assert cell(third["fact_score"]) == 0.0
     assert cell(third["bleu"]) == 0.0 and cell(third["rouge1"]) == 0.0
-    assert cell(third["precision_at_k"]) is None  # Relevant Contexts blank: unknown
+    assert cell(third["precision_at_k"]) is None  # Contexts and Relevant Contexts blank: unknown
 
     # Summary rows: the mean over the questions that had a value, and how many did.
     assert results.summary["recall_at_k"] == "mean 1.0000 (n=1)"
@@ -103,7 +104,7 @@ def test_lexical_overlap_and_retrieval_run_without_a_key_or_a_call(workspace: Wo
     warnings = " ".join(result.stderr.split())
     assert (
         "Warning: recall_at_k: left empty for 2 of 3 question(s): no relevant chunk is listed "
-        "(question 2); no Relevant Contexts in ground_truth.csv (question 3)"
+        "(question 2); no Contexts in rag_answers.csv (question 3)"
     ) in warnings
     assert (
         "Warning: fact_score: left empty for 1 of 3 question(s): no Required Facts in "
@@ -126,6 +127,7 @@ def test_all_without_a_key_stops_before_anything_runs(workspace: Workspace) -> N
     )
 
 
+@pytest.mark.needs_extra("semantic")
 def test_semantic_and_similarity_matching_run_on_the_bundled_model_by_name(
     workspace: Workspace,
 ) -> None:

@@ -6,6 +6,8 @@ import pytest
 
 from rag_evaluator.metrics import bleu_score, rouge_score, rouge_scores
 
+pytestmark = pytest.mark.needs_extra("overlap")
+
 # sacreBLEU's test_sentence_bleu.py (example from its issue #98): sentence BLEU with the
 # default exp smoothing and 13a tokenizer is 8.493 (tolerance 1e-3 on the 0-100 scale).
 SACREBLEU_REFERENCE = "producţia de zahăr brut se exprimă în zahăr alb;"

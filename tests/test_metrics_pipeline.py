@@ -64,6 +64,7 @@ def run_files(tmp_path: Path) -> list[EvaluationItem]:
     return selection.items
 
 
+@pytest.mark.needs_extra("overlap")
 def test_lexical_overlap_and_retrieval_columns_in_display_order(
     run_files: list[EvaluationItem],
 ) -> None:

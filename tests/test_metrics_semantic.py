@@ -19,6 +19,8 @@ from rag_evaluator.metrics import (
     split_sentences,
 )
 
+pytestmark = pytest.mark.needs_extra("semantic")
+
 CAT = "The cat sat on the mat."
 CAT_PARAPHRASE = "A cat was sitting on the rug."
 MARKETS = "Stock markets fell sharply after the interest rate decision."

@@ -49,6 +49,7 @@ from rag_evaluator.metrics import (
 GROUND_TRUTH = "Paris has 2 million people:\n* Paris\n* Lyon"
 
 
+@pytest.mark.needs_extra("overlap")
 def test_empty_answer_scores_zero_where_the_ground_truth_has_content() -> None:
     assert exact_match("", GROUND_TRUTH) == 0.0
     assert keyword_coverage("", GROUND_TRUTH) == 0.0
@@ -167,6 +168,7 @@ def test_negative_and_overshooting_cosines_are_clipped_to_the_unit_range() -> No
     assert context_relevance([1.0, 0.0], [[-1.0, 0.0], [1.0, 0.0]]) == 0.5
 
 
+@pytest.mark.needs_extra("overlap")
 def test_a_run_never_produces_nan_and_names_each_empty_metric_once() -> None:
     items = [
         EvaluationItem(1, "Q?", "", "", contexts=[], relevant_contexts=[], required_facts=[]),

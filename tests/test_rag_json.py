@@ -45,7 +45,8 @@ def test_a_list_of_objects(tmp_path: Path) -> None:
     assert result.shape == "list of objects"
     assert [(e.question, e.answer, e.contexts) for e in result.entries] == [
         ("Q one?", "A one", ["c1", "c2"]),
-        ("Q two?", "A two", []),
+        # No context field: what was retrieved is unknown, not "nothing".
+        ("Q two?", "A two", None),
     ]
     assert [e.origin for e in result.entries] == ["run.json item 1", "run.json item 2"]
 
@@ -125,8 +126,8 @@ def test_a_flat_mapping_whose_values_are_objects(tmp_path: Path) -> None:
     entries = read_value(tmp_path, value).entries
     assert [(e.question, e.question_id, e.answer, e.contexts) for e in entries] == [
         ("What is X?", None, "X", ["doc x"]),
-        (None, 2, "by id", []),
-        ("Text wins over the key?", None, "yes", []),
+        (None, 2, "by id", None),
+        ("Text wins over the key?", None, "yes", None),
     ]
 
 
@@ -153,7 +154,7 @@ def test_json_lines(tmp_path: Path) -> None:
     assert result.shape == "JSON Lines"
     assert [(e.question, e.answer, e.contexts, e.location) for e in result.entries] == [
         ("Q1?", "A1", ["c"], "line 1"),
-        ("Q2?", "A2", [], "line 3"),
+        ("Q2?", "A2", None, "line 3"),
     ]
 
 
@@ -257,14 +258,16 @@ def test_an_answer_that_holds_no_text_skips_that_entry_only(tmp_path: Path) -> N
     ("contexts", "expected"),
     [
         ("one context", ["one context"]),
-        (None, []),
+        # null says nothing about what was retrieved; [] says nothing was.
+        (None, None),
         ([], []),
+        ([{"doc_id": 1}, {"score": 0.5}], None),
         (["a", "", "  ", "b"], ["a", "b"]),
         ({"page_content": "single doc"}, ["single doc"]),
         ([{"content": "x"}, "y", 3], ["x", "y", "3"]),
     ],
 )
-def test_context_values(tmp_path: Path, contexts: object, expected: list[str]) -> None:
+def test_context_values(tmp_path: Path, contexts: object, expected: list[str] | None) -> None:
     [found] = read_value(
         tmp_path, [{"question": "Q?", "answer": "A", "contexts": contexts}]
     ).entries
@@ -412,14 +415,14 @@ def test_utf16_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     assert [e.answer for e in read_rag_json_file(path).entries] == ["Ä"]
 
 
-def test_invalid_utf8_falls_back_to_latin1_with_a_warning(tmp_path: Path) -> None:
-    path = tmp_path / "latin.json"
-    path.write_bytes('[{"question": "Caf\xe9?", "answer": "Oui"}]'.encode("latin-1"))
+def test_invalid_utf8_falls_back_to_cp1252_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "windows.json"
+    path.write_bytes('[{"question": "Café?", "answer": "5 € – “yes”"}]'.encode("cp1252"))
     result = read_rag_json_file(path)
-    assert [e.question for e in result.entries] == ["Café?"]
+    assert [(e.question, e.answer) for e in result.entries] == [("Café?", "5 € – “yes”")]
     assert result.problems == [
-        "latin.json is not valid UTF-8 (byte 18); read it as latin-1. "
-        "Save it as UTF-8 if characters look wrong"
+        "windows.json is not valid UTF-8 (byte 18); read it as Windows-1252 (cp1252, Excel's "
+        "Windows default). Save it as UTF-8 if characters look wrong"
     ]
 
 
@@ -673,5 +676,7 @@ def test_any_json_value_either_gives_entries_or_raises_the_tools_error(value: ob
     else:
         for found in result.entries:
             assert isinstance(found.answer, str)
-            assert all(isinstance(context, str) for context in found.contexts)
+            assert found.contexts is None or all(
+                isinstance(context, str) for context in found.contexts
+            )
             assert (found.question is None) != (found.question_id is None)

@@ -5,18 +5,21 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from evaluate_support import run_cli, write_inputs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_evaluator.core.fields import column_key, parse_question_number
 from rag_evaluator.errors import InputError, MissingColumnError, MissingFileError, RagEvalError
+from rag_evaluator.storage.input_files import decode_text
 from rag_evaluator.storage.inputs import load_answers, load_ground_truth, load_questions
-from rag_evaluator.storage.tables import read_csv, write_csv_atomic
+from rag_evaluator.storage.tables import physical_lines, read_csv, write_csv_atomic
 
 
 class _Records(logging.Handler):
@@ -56,20 +59,96 @@ def test_utf8_with_a_byte_order_mark(tmp_path: Path, warnings_logged: list[str])
     assert warnings_logged == []
 
 
-def test_latin1_bytes_are_read_with_a_warning(tmp_path: Path, warnings_logged: list[str]) -> None:
+def test_latin1_text_is_read_as_cp1252_with_a_warning(
+    tmp_path: Path, warnings_logged: list[str]
+) -> None:
+    # Latin-1 and Windows-1252 agree on every letter of Western European languages.
     path = write(tmp_path / "questions.csv", "Question Number,Question\n1,Café?\n", "latin-1")
     assert load_questions(path).rows[1].question == "Café?"
     assert warnings_logged == [
-        "questions.csv is not valid UTF-8 (byte 30); read it as latin-1. "
-        "Save it as UTF-8 if characters look wrong"
+        "questions.csv is not valid UTF-8 (byte 30); read it as Windows-1252 (cp1252, Excel's "
+        "Windows default). Save it as UTF-8 if characters look wrong"
     ]
 
 
-def test_invalid_utf8_is_read_as_latin1(tmp_path: Path, warnings_logged: list[str]) -> None:
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What does the 5 € fee cover?",
+        "Is “remote first” the policy?",
+        "Is it the employee’s or the manager’s call?",
+        "Dates 1–5 May — or later…",
+        "Trade mark™ • bullet ‰ per mille Œuvre š ž Ÿ",
+    ],
+)
+def test_an_excel_windows_csv_keeps_its_euro_signs_quotes_and_dashes(
+    tmp_path: Path, text: str, warnings_logged: list[str]
+) -> None:
+    # Read as latin-1 these became C1 control characters (€ was \x80, “ was \x93).
+    path = write(tmp_path / "questions.csv", f"Question Number,Question\r\n1,{text}\r\n", "cp1252")
+    assert load_questions(path).rows[1].question == text
+    assert "read it as Windows-1252 (cp1252" in warnings_logged[0]
+    assert read_csv(path, required=["Question Number"]).encoding == "cp1252"
+
+
+def test_bytes_undefined_in_cp1252_fall_back_to_latin1(
+    tmp_path: Path, warnings_logged: list[str]
+) -> None:
     path = tmp_path / "questions.csv"
-    path.write_bytes(b"Question Number,Question\n1,bad \xff\xfe byte\n")
-    assert load_questions(path).rows[1].question == "bad ÿþ byte"
-    assert "read it as latin-1" in warnings_logged[0]
+    # 0x81 has no character in cp1252; latin-1 reads every byte.
+    path.write_bytes(b"Question Number,Question\n1,bad \xff\x81 byte\n")
+    assert load_questions(path).rows[1].question == "bad ÿ\x81 byte"
+    assert warnings_logged == [
+        "questions.csv is not valid UTF-8 (byte 31), nor Windows-1252 (byte 32); read it as "
+        "latin-1. Save it as UTF-8 if characters look wrong"
+    ]
+    assert read_csv(path, required=["Question Number"]).encoding == "latin-1"
+
+
+def test_a_utf8_byte_order_mark_on_a_cp1252_file_is_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "questions.csv"
+    path.write_bytes(codecs.BOM_UTF8 + "Question Number,Question\n1,5 €\n".encode("cp1252"))
+    assert load_questions(path).rows[1].question == "5 €"
+
+
+cp1252_text = st.text(st.characters(codec="cp1252"), min_size=1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(cp1252_text)
+def test_any_cp1252_text_that_is_not_utf8_reads_back_exactly(text: str) -> None:
+    data = text.encode("cp1252")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        return  # the same bytes are valid UTF-8, which always wins (ASCII text, say)
+    if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return  # read by its byte order mark ("ÿþ" is the UTF-16 one)
+    decoded, encoding, warnings = decode_text(data, Path("x.csv"))
+    assert (decoded, encoding) == (text, "cp1252")
+    assert len(warnings) == 1 and "Windows-1252" in warnings[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_any_bytes_decode_and_the_named_encoding_gives_them_back(data: bytes) -> None:
+    text, encoding, warnings = decode_text(data, Path("x.csv"))
+    if encoding == "utf-16":
+        assert (
+            text.encode("utf-16-le" if data[:2] == codecs.BOM_UTF16_LE else "utf-16-be")
+            == (data[2:])
+        )
+    elif encoding == "utf-8":
+        assert text.encode("utf-8") == data.removeprefix(codecs.BOM_UTF8)
+    else:
+        assert encoding in ("cp1252", "latin-1")
+        assert text.encode(encoding) == data.removeprefix(codecs.BOM_UTF8)
+        assert len(warnings) == 1
+        # latin-1 only when cp1252 cannot decode the bytes.
+        assert (encoding == "latin-1") == any(byte in data for byte in b"\x81\x8d\x8f\x90\x9d")
+    assert (warnings == []) == (encoding in ("utf-8", "utf-16"))
 
 
 def test_utf16_with_a_byte_order_mark(tmp_path: Path) -> None:
@@ -154,6 +233,14 @@ def test_excels_separator_line_is_honoured(tmp_path: Path) -> None:
     assert table.delimiter == ";"
     assert [record.values["Question"] for record in table.records] == ["A, B?"]
     assert table.records[0].line_number == 3
+
+
+def test_line_numbers_count_blank_lines_and_the_separator_line(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "questions.csv", "\r\n\nsep=;\r\nQuestion Number;Question\n1;x\nabc;y\n"
+    )
+    with pytest.raises(InputError, match=r"questions\.csv line 6: "):
+        load_questions(path)
 
 
 def test_mixed_line_endings(tmp_path: Path) -> None:
@@ -303,6 +390,98 @@ def test_a_spreadsheet_workbook_is_named_as_such(
     assert warnings_logged == []
 
 
+ANSWERS_JSON_MESSAGE = (
+    " is JSON, not CSV. Turn RAG output JSON into rag_answers.csv with `rag-eval convert` (it "
+    "reads the *.json and *.jsonl files in RAG_JSON_Files, or in the folder given with "
+    "--json-dir, and matches their answers to questions.csv), then pass that CSV"
+)
+RAG_RECORDS = [
+    {"question": "What is X?", "answer": "X, with a comma", "contexts": ["a, b"]},
+    {"question": "What is Y?", "answer": "Y"},
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("run.jsonl", "".join(json.dumps(record) + "\n" for record in RAG_RECORDS)),
+        ("run.json", json.dumps(RAG_RECORDS, indent=2)),
+        ("run.ndjson", json.dumps(RAG_RECORDS[0])),
+        # Judged by content, not only by name.
+        ("rag_answers.csv", "".join(json.dumps(record) + "\n" for record in RAG_RECORDS)),
+        ("rag_answers.csv", json.dumps({"results": RAG_RECORDS}, indent=4)),
+    ],
+)
+def test_a_json_answers_file_says_to_run_convert(tmp_path: Path, name: str, text: str) -> None:
+    path = write(tmp_path / name, text)
+    with pytest.raises(InputError) as caught:
+        load_answers(path)
+    # Not "columns found: '{"question": "What is X?"', ..."
+    assert caught.value.message == name + ANSWERS_JSON_MESSAGE
+    assert caught.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("loader", "columns"),
+    [
+        (load_questions, "Question Number, Question"),
+        (load_ground_truth, "Question Number, Ground Truth"),
+    ],
+)
+def test_json_questions_or_ground_truth_are_named_as_json(
+    tmp_path: Path, loader, columns: str
+) -> None:
+    path = write(
+        tmp_path / "golden.json",
+        json.dumps([{"question_number": 1, "question": "What?", "ground_truth": "That."}]),
+    )
+    with pytest.raises(InputError) as caught:
+        loader(path)
+    assert (
+        caught.value.message
+        == f"golden.json is JSON, not CSV. Save it as CSV with columns: {columns}"
+    )
+
+
+def test_json_given_to_evaluate_stops_with_the_advice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_inputs(tmp_path)
+    write(tmp_path / "some.jsonl", "".join(json.dumps(record) + "\n" for record in RAG_RECORDS))
+    result = run_cli(["evaluate", "--answers", "some.jsonl", "--metrics", "lexical", "--yes"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "Error: some.jsonl" + ANSWERS_JSON_MESSAGE
+    assert "columns found" not in result.output
+
+
+def test_a_csv_with_bracketed_headers_is_still_csv(tmp_path: Path) -> None:
+    path = write(tmp_path / "questions.csv", "[Question Number],[Question]\n1,What?\n")
+    assert load_questions(path).rows[1].question == "What?"
+
+
+json_documents = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
+    max_leaves=12,
+).filter(lambda value: isinstance(value, list | dict))
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(json_documents, st.sampled_from([None, 2]), st.sampled_from(["x.csv", "x.txt", "x.json"]))
+def test_any_json_document_is_named_as_json_whatever_its_file_name(
+    tmp_path: Path, value: object, indent: int | None, name: str
+) -> None:
+    path = write(tmp_path / name, json.dumps(value, indent=indent))
+    with pytest.raises(InputError) as caught:
+        load_questions(path)
+    assert caught.value.message.startswith(f"{name} is JSON, not CSV.")
+
+
 def test_a_directory_instead_of_a_file(tmp_path: Path) -> None:
     folder = tmp_path / "questions.csv"
     folder.mkdir()
@@ -390,3 +569,24 @@ def test_answers_written_by_write_csv_atomic_load_back_unchanged(
     )
     loaded = load_answers(path)
     assert [loaded.rows[n].rag_answer for n in sorted(loaded.rows)] == answers
+
+
+line_text = st.text(
+    st.sampled_from(["a", ",", '"', " ", "\r", "\n", "\x0c", "\u2028", "\x85", "é"])
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(line_text)
+def test_physical_lines_split_where_the_csv_module_expects(text: str) -> None:
+    # Universal newlines with newline="" is what csv.reader is documented to be given.
+    assert list(physical_lines(text)) == list(io.StringIO(text, newline=""))
+
+
+def test_a_file_with_only_carriage_returns_reads_row_by_row(tmp_path: Path) -> None:
+    path = tmp_path / "questions.csv"
+    path.write_bytes(b"Question Number,Question\r1,First?\r\r2,Second?\r")
+    assert [record.line_number for record in read_csv(path, required=["Question"]).records] == [
+        2,
+        4,
+    ]

@@ -37,10 +37,15 @@ def convert_command(
         ),
     ] = DEFAULT_THRESHOLD,
 ) -> None:
-    """Convert RAG output JSON into rag_answers.csv, matching answers by question text."""
+    """Convert RAG output JSON into rag_answers.csv, matching answers by question text.
+
+    Exit code: 0 everything converted; 1 a file, entry or line was skipped
+    or an entry matched no question (the rest is written); 2 bad input.
+    """
     configure_logging()
     report = convert(json_dir, questions, output, threshold)
     _show_summary(report)
+    raise typer.Exit(report.exit_code)
 
 
 def _show_summary(report: ConvertReport) -> None:
@@ -55,7 +60,8 @@ def _show_summary(report: ConvertReport) -> None:
     ]
     rows += [
         ("Rows written", len(report.matched)),
-        ("Rows with no contexts", report.rows_without_contexts),
+        ("Contexts [] (nothing retrieved)", report.rows_with_nothing_retrieved),
+        ("Contexts blank (no context field)", report.rows_without_contexts_field),
         (f"Unmatched (below {report.threshold:g} or unknown ID)", len(report.unmatched)),
         ("Lost to a better match", len(report.lost_claims)),
         ("Entries skipped (unreadable)", report.skipped_entries),
@@ -68,3 +74,8 @@ def _show_summary(report: ConvertReport) -> None:
     missing = report.questions_without_answer
     if missing:
         console.info(f"Questions with no answer: {format_numbers(missing, _SHOWN_MISSING)}")
+    if report.not_converted:
+        console.info(
+            f"Not converted: {', '.join(report.not_converted)} (see the messages above); "
+            "exit code 1"
+        )

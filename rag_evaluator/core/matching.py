@@ -20,8 +20,9 @@ difflib score was just under 85 while their LCS reaches 85, and
 
 Assignment. Each entry goes to its best-scoring question (lowest question number
 on a tie) when the score reaches the threshold. One answer per question: when
-several entries claim one question, a text match beats an ID key, then the higher
-score wins, then the entry read first; the others are reported as lost claims.
+several entries claim one question, an entry with answer text beats an empty (or
+null) answer, then a text match beats an ID key, then the higher score wins, then
+the entry read first; the others are reported as lost claims.
 """
 
 from __future__ import annotations
@@ -90,16 +91,16 @@ class BestCandidate:
     score: float
 
 
-def best_candidates(
-    texts: Sequence[str], choices: Sequence[str], threshold: float = DEFAULT_THRESHOLD
-) -> list[BestCandidate | None]:
+def best_candidates(texts: Sequence[str], choices: Sequence[str]) -> list[BestCandidate | None]:
     """For each normalised text, its best normalised choice (``None`` when there are none).
 
     Texts equal to a choice score 100 without further work (the usual case: most RAG
     files repeat the question verbatim), and repeated texts are scored once. The rest
-    are scored block by block with ``process.cdist`` on all cores, first with the
-    threshold as ``score_cutoff``; only the texts that reach no choice are scored
-    again without a cutoff, to name their nearest candidate.
+    are scored block by block with ``process.cdist`` on all cores, without a
+    ``score_cutoff``: the best choice of every text is then known from this one pass,
+    including the nearest candidate named in the warning for a text under the
+    threshold. (A cutoff saves rapidfuzz no time on question-length texts, and would
+    zero the scores under it, so those texts had to be scored a second time.)
     """
     results: list[BestCandidate | None] = [None] * len(texts)
     if not texts or not choices:
@@ -116,47 +117,28 @@ def best_candidates(
         else:
             pending.setdefault(text, []).append(position)
     distinct = list(pending)
-
-    def record(indices: list[int], scores: np.ndarray, *, accept_below: bool) -> list[int]:
-        below: list[int] = []
-        for row, distinct_index in enumerate(indices):
-            column = int(scores[row].argmax())
-            score = round(float(scores[row, column]), _SCORE_DECIMALS)
-            if score < threshold and not accept_below:
-                below.append(distinct_index)
-                continue
-            for position in pending[distinct[distinct_index]]:
-                results[position] = BestCandidate(column, score)
-        return below
-
-    # A hair below the threshold: rapidfuzz compares unrounded floats.
-    cutoff = max(0.0, threshold - 1e-6)
-    below: list[int] = []
-    for indices, scores in _score_blocks(list(range(len(distinct))), distinct, choices, cutoff):
-        below += record(indices, scores, accept_below=False)
-    for indices, scores in _score_blocks(below, distinct, choices, None):
-        record(indices, scores, accept_below=True)
+    for start, scores in _score_blocks(distinct, choices):
+        # argmax takes the first maximum: a tie goes to the lower question number.
+        best_columns = scores.argmax(axis=1)
+        for row, column in enumerate(best_columns.tolist()):
+            best = BestCandidate(column, round(float(scores[row, column]), _SCORE_DECIMALS))
+            for position in pending[distinct[start + row]]:
+                results[position] = best
     return results
 
 
-def _score_blocks(
-    indices: list[int],
-    texts: Sequence[str],
-    choices: Sequence[str],
-    cutoff: float | None,
-) -> Iterator[tuple[list[int], np.ndarray]]:
+def _score_blocks(texts: Sequence[str], choices: Sequence[str]) -> Iterator[tuple[int, np.ndarray]]:
+    """The score matrix of ``texts`` against ``choices``, in blocks of rows (first row, block)."""
     rows_per_block = max(1, _BLOCK_CELLS // len(choices))
-    for start in range(0, len(indices), rows_per_block):
-        block = indices[start : start + rows_per_block]
+    for start in range(0, len(texts), rows_per_block):
         scores = process.cdist(
-            [texts[index] for index in block],
+            texts[start : start + rows_per_block],
             choices,
             scorer=fuzz.ratio,
-            score_cutoff=cutoff,
             dtype=np.float64,
             workers=-1,
         )
-        yield block, scores
+        yield start, scores
 
 
 @dataclass(frozen=True)
@@ -168,6 +150,11 @@ class MatchedEntry:
     confidence: Confidence
     score: float | None
     order: int
+
+    @property
+    def has_answer(self) -> bool:
+        """Whether the answer holds any text (``null`` was read as an empty answer)."""
+        return bool(self.entry.answer.strip())
 
     def describe(self) -> str:
         how = "by its ID key" if self.score is None else f"at {display_score(self.score)}"
@@ -217,6 +204,12 @@ class LostClaim:
     def message(self) -> str:
         """The warning shown for the losing entry."""
         loser, winner = self.loser, self.winner
+        if winner.has_answer and not loser.has_answer:
+            # Nothing to correct: an empty answer simply has nothing to evaluate.
+            return (
+                f"{loser.describe()} also answers question {loser.question_number}, but its "
+                f"answer is empty and {winner.describe()} has one; kept that one (entry skipped)"
+            )
         if winner.score is None and loser.score is None:
             why = "was read first"
         elif loser.score is None:
@@ -265,9 +258,7 @@ def assign_entries(
     choices = [normalise_question(questions[number]) for number in numbers]
     text_positions = [i for i, entry in enumerate(entries) if entry.question is not None]
     found = best_candidates(
-        [normalise_question(entries[i].question or "") for i in text_positions],
-        choices,
-        threshold,
+        [normalise_question(entries[i].question or "") for i in text_positions], choices
     )
     best_by_position = dict(zip(text_positions, found, strict=True))
 
@@ -304,8 +295,9 @@ def assign_entries(
     return Assignment(matched, unmatched, lost)
 
 
-def _claim_strength(claim: MatchedEntry) -> tuple[int, float, int]:
-    # Sorted ascending, so the strongest claim on each question comes first.
+def _claim_strength(claim: MatchedEntry) -> tuple[bool, bool, float, int]:
+    # Sorted ascending, so the strongest claim on each question comes first: an answer
+    # with text, then a text match over an ID key, then the higher score, then read first.
     if claim.score is None:
-        return (1, 0.0, claim.order)
-    return (0, -claim.score, claim.order)
+        return (not claim.has_answer, True, 0.0, claim.order)
+    return (not claim.has_answer, False, -claim.score, claim.order)

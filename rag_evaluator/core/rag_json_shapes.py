@@ -83,13 +83,16 @@ class RagEntry:
 
     ``question`` is the text to match; it is ``None`` when the file only gave an ID
     key (flat mapping ``{"Q3": "..."}``), in which case ``question_id`` is set.
+    ``contexts`` is ``[]`` when the system reported that it retrieved nothing and
+    ``None`` when its output does not say what it retrieved (no context field, ``null``,
+    or only context items without text).
     """
 
     source_file: str
     location: str
     question: str | None
     answer: str
-    contexts: list[str] = field(default_factory=list)
+    contexts: list[str] | None = None
     question_id: int | None = None
 
     @property
@@ -184,10 +187,14 @@ def _context_object_text(item: Mapping[str, object]) -> str | None:
     return None
 
 
-def _context_texts(value: object) -> tuple[list[str], int]:
-    """The context strings a field holds, and how many items had no text to take."""
+def _context_texts(value: object) -> tuple[list[str] | None, int]:
+    """The context strings a field holds, and how many items had no text to take.
+
+    ``None`` (unknown) for a ``null`` field and for items none of which has text: what was
+    retrieved cannot be told, which is not the same as retrieving nothing (``[]``).
+    """
     if value is None:
-        return [], 0
+        return None, 0
     items = value if isinstance(value, list) else [value]
     texts: list[str] = []
     dropped = 0
@@ -206,6 +213,8 @@ def _context_texts(value: object) -> tuple[list[str], int]:
             dropped += 1
         elif text.strip():
             texts.append(clean_text(text))
+    if dropped and dropped == len(items):
+        return None, dropped
     return texts, dropped
 
 

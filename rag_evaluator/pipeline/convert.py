@@ -61,9 +61,33 @@ class ConvertReport:
     questions_without_answer: list[int]
 
     @property
-    def rows_without_contexts(self) -> int:
-        """Rows written with ``Contexts`` ``[]``: retrieval metrics score them as nothing found."""
-        return sum(1 for match in self.matched if not match.entry.contexts)
+    def rows_with_nothing_retrieved(self) -> int:
+        """Rows written with ``Contexts`` ``[]``: the system reported retrieving nothing."""
+        return sum(1 for match in self.matched if match.entry.contexts == [])
+
+    @property
+    def rows_without_contexts_field(self) -> int:
+        """Rows written with a blank ``Contexts`` cell: the output does not say what was
+        retrieved, so every context-based metric is left empty for them."""
+        return sum(1 for match in self.matched if match.entry.contexts is None)
+
+    @property
+    def not_converted(self) -> list[str]:
+        """What the input held that is not in the output, counted (``1 skipped file``).
+
+        Lost claims are not in it: their question is answered, by the better entry.
+        """
+        parts = [
+            (len(self.skipped_files), "skipped file"),
+            (self.skipped_entries, "unreadable entry", "unreadable entries"),
+            (len(self.unmatched), "unmatched entry", "unmatched entries"),
+        ]
+        return [_counted(*part) for part in parts if part[0]]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every file and entry was converted, 1 when some input was left out."""
+        return 1 if self.not_converted else 0
 
     def count(self, confidence: Confidence) -> int:
         """How many written rows carry ``confidence``."""
@@ -78,13 +102,18 @@ def output_rows(matched: list[MatchedEntry]) -> list[list[str]]:
             [
                 str(match.question_number),
                 match.entry.answer,
-                json.dumps(match.entry.contexts, ensure_ascii=False),
+                _contexts_cell(match.entry.contexts),
                 match.confidence.value,
                 "" if match.score is None else display_score(match.score),
                 match.entry.source_file,
             ]
         )
     return rows
+
+
+def _contexts_cell(contexts: list[str] | None) -> str:
+    # Blank (unknown) and [] (nothing retrieved) score differently in evaluate.
+    return "" if contexts is None else json.dumps(contexts, ensure_ascii=False)
 
 
 def convert(
@@ -190,6 +219,10 @@ def convert(
         len(report.lost_claims),
     )
     return report
+
+
+def _counted(count: int, singular: str, plural: str = "") -> str:
+    return f"{count} {singular if count == 1 else plural or singular + 's'}"
 
 
 def _warn_capped(messages: list[str], what: str) -> None:

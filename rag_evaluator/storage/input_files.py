@@ -20,7 +20,7 @@ def read_input_bytes(path: Path) -> bytes:
 
 
 def decode_text(data: bytes, path: Path) -> tuple[str, str, list[str]]:
-    """Decode file bytes as UTF-8 (BOM tolerated), else latin-1 with a warning.
+    """Decode file bytes as UTF-8 (BOM tolerated), else cp1252, else latin-1, with a warning.
 
     A UTF-16 byte order mark is honoured too. Returns the text, the encoding used and the
     warnings to show; NUL characters are left for the caller to judge.
@@ -31,11 +31,20 @@ def decode_text(data: bytes, path: Path) -> tuple[str, str, list[str]]:
     try:
         return data.decode("utf-8-sig"), "utf-8", []
     except UnicodeDecodeError as exc:
-        warning = (
-            f"{path.name} is not valid UTF-8 (byte {exc.start}); read it as latin-1. "
-            "Save it as UTF-8 if characters look wrong"
-        )
+        not_utf8 = f"{path.name} is not valid UTF-8 (byte {exc.start})"
+    fix = "Save it as UTF-8 if characters look wrong"
+    # A UTF-8 byte order mark on a file that is not UTF-8 after all is no text of its own.
+    data = data.removeprefix(codecs.BOM_UTF8)
+    # Excel on Windows saves "CSV" in the ANSI code page, cp1252 in the West: read as
+    # latin-1, its euro sign, curly quotes and dashes would become control characters.
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError as exc:
+        # cp1252 leaves five bytes undefined; latin-1 decodes every byte.
+        warning = f"{not_utf8}, nor Windows-1252 (byte {exc.start}); read it as latin-1. {fix}"
         return data.decode("latin-1"), "latin-1", [warning]
+    warning = f"{not_utf8}; read it as Windows-1252 (cp1252, Excel's Windows default). {fix}"
+    return text, "cp1252", [warning]
 
 
 def _decode_utf16(data: bytes) -> str | None:

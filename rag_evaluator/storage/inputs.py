@@ -26,13 +26,22 @@ from rag_evaluator.storage.tables import CsvRecord, read_csv
 logger = logging.getLogger(__name__)
 
 
+# RAG output is JSON: convert is what turns it into rag_answers.csv.
+_ANSWERS_JSON_FIX = (
+    "Turn RAG output JSON into rag_answers.csv with `rag-eval convert` (it reads the *.json "
+    "and *.jsonl files in RAG_JSON_Files, or in the folder given with --json-dir, and "
+    "matches their answers to questions.csv), then pass that CSV"
+)
+
+
 def _keyed(
     path: Path,
     required: list[str],
     optional: list[str],
     build: Callable[[int, CsvRecord], RowT],
+    json_fix: str | None = None,
 ) -> KeyedRows[RowT]:
-    table = read_csv(path, required=required, optional=optional)
+    table = read_csv(path, required=required, optional=optional, json_fix=json_fix)
     rows: dict[int, RowT] = {}
     duplicates: list[int] = []
     for record in table.records:
@@ -98,4 +107,5 @@ def load_answers(path: Path) -> KeyedRows[AnswerRow]:
             record.values[RAG_ANSWER],
             parse_text_list(record.values.get(CONTEXTS, "")),
         ),
+        json_fix=_ANSWERS_JSON_FIX,
     )

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,7 @@ _EXCEL_SEPARATOR_LINE = re.compile(r"sep=([,;\t|])", re.IGNORECASE)
 # .xlsx / .ods are zip archives; .xls is an OLE2 compound file. Renamed to .csv, or
 # picked by mistake, they would otherwise read as latin-1 garbage with no such column.
 _SPREADSHEET_SIGNATURES = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+_JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,35 @@ def shown_headers(headers: Sequence[str], limit: int = 12, width: int = 40) -> l
     return shown
 
 
+def physical_lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` with their endings, split at ``\r\n``, ``\r`` or ``\n`` only.
+
+    What ``io.StringIO(text, newline="")`` yields, which is where the csv module expects
+    lines to end (``str.splitlines`` also splits at form feeds, U+2028 and others), but
+    without StringIO's copy of the whole text at four bytes per character.
+    """
+    length = len(text)
+    start = 0
+    # Where the next "\n" / "\r" at or after start is; -1 once there is none left. A
+    # position is searched for again only once passed, so each character is scanned once
+    # (a file with only "\r" line ends does not rescan its whole rest for "\n" per line).
+    next_lf = text.find("\n")
+    next_cr = text.find("\r")
+    while start < length:
+        if 0 <= next_lf < start:
+            next_lf = text.find("\n", start)
+        if 0 <= next_cr < start:
+            next_cr = text.find("\r", start)
+        if next_cr >= 0 and (next_lf < 0 or next_cr < next_lf):
+            end = next_cr + 2 if next_lf == next_cr + 1 else next_cr + 1
+        elif next_lf >= 0:
+            end = next_lf + 1
+        else:
+            end = length
+        yield text[start:end]
+        start = end
+
+
 def sniff_delimiter(header_line: str) -> str:
     # Delimiters inside quoted header names ("Question, text") do not separate columns.
     unquoted = re.sub(r'"[^"]*"', "", header_line)
@@ -86,13 +117,39 @@ def sniff_delimiter(header_line: str) -> str:
     return best if counts[best] > 0 else ","
 
 
+def _is_json(path: Path, text: str) -> bool:
+    """Whether the text is JSON (or JSON Lines) rather than CSV.
+
+    Read as CSV, JSON gives "columns" such as ``{"question": "What``; no CSV header starts
+    with ``{`` or ``[`` and parses as JSON.
+    """
+    start = text.lstrip()
+    if not start.startswith(("{", "[")):
+        return False
+    if path.suffix.lower() in _JSON_SUFFIXES:
+        return True
+    first_line = start.partition("\n")[0]
+    for candidate in (first_line, text):
+        try:
+            json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+        return True
+    return False
+
+
 def read_csv(
     path: Path,
     *,
     required: Sequence[str],
     optional: Sequence[str] = (),
+    json_fix: str | None = None,
 ) -> CsvTable:
-    """Read ``path`` and resolve the ``required`` and ``optional`` canonical columns."""
+    """Read ``path`` and resolve the ``required`` and ``optional`` canonical columns.
+
+    ``json_fix`` is the advice given when the file turns out to be JSON (by default: save
+    it as CSV with the required columns).
+    """
     path = Path(path)
     if not path.is_file():
         if path.exists():
@@ -106,38 +163,51 @@ def read_csv(
             path,
         )
     text, encoding, warnings = decode_bytes(data, path)
+    del data  # the text is all that is needed from here on; a large file is held once
+    expected = ", ".join(required)
+    if _is_json(path, text):
+        fix = json_fix or f"Save it as CSV with columns: {expected}"
+        raise InputError(f"{path.name} is JSON, not CSV. {fix}", path)
     for warning in warnings:
         logger.warning(warning)
-    expected = ", ".join(required)
     empty_message = (
         f"{path.name} is empty. Add a header row with columns: {expected}, "
         "then one row per question"
     )
-    first_line = next((line for line in text.splitlines() if line.strip()), "")
+    # The header line is read from the stream of lines the csv reader then reads: no
+    # copy of the whole text split into lines just to find it.
+    lines = physical_lines(text)
+    lines_before = 0
+    first_line = ""
+    for lines_before, line in enumerate(lines, start=1):  # noqa: B007 (read after the loop)
+        if line.strip():
+            first_line = line
+            break
     excel_hint = _EXCEL_SEPARATOR_LINE.fullmatch(first_line.strip(" \r\n"))
     if excel_hint:
-        # Excel's "sep=;" line names the delimiter; blank it so the header comes next
-        # and line numbers stay those of the file.
+        # Excel's "sep=;" line names the delimiter: the csv reader starts after it, and
+        # line numbers count the lines it skipped so they stay those of the file.
         delimiter = excel_hint.group(1)
-        text = text.replace(first_line, "", 1)
     else:
         delimiter = sniff_delimiter(first_line)
+        lines = physical_lines(text)
+        lines_before = 0
     if delimiter != ",":
         logger.info("%s: using delimiter %r", path.name, delimiter)
     csv.field_size_limit(_FIELD_SIZE_LIMIT)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(lines, delimiter=delimiter)
     numbered_rows: list[tuple[int, list[str]]] = []
-    next_start_line = 1
+    next_start_line = lines_before + 1
     try:
         for row in reader:
             # A quoted newline makes a row span several physical lines, so the
             # row starts where the previous one ended.
             numbered_rows.append((next_start_line, row))
-            next_start_line = reader.line_num + 1
+            next_start_line = lines_before + reader.line_num + 1
     except csv.Error as exc:
         raise InputError(
-            f"{path.name} is not a readable CSV file (line {reader.line_num}: {exc}). "
-            "Check its quoting and save it again as CSV",
+            f"{path.name} is not a readable CSV file (line {lines_before + reader.line_num}: "
+            f"{exc}). Check its quoting and save it again as CSV",
             path,
         ) from exc
     non_blank = [(line, row) for line, row in numbered_rows if any(cell.strip() for cell in row)]
