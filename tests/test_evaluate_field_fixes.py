@@ -289,6 +289,7 @@ def test_help_is_plain_and_says_what_a_user_needs(workspace: Workspace) -> None:
             assert needed in text
         assert "<bool>" not in result.output
         assert "╭" not in result.output
+    assert "*.ndjson" in run_cli(["convert", "-h"]).output
 
 
 def test_a_usage_error_looks_like_the_tools_own_errors(workspace: Workspace) -> None:

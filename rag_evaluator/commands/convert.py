@@ -19,7 +19,9 @@ _SHOWN_MISSING = 15
 def convert_command(
     json_dir: Annotated[
         Path,
-        typer.Option("--json-dir", help="Folder holding the RAG output files (*.json, *.jsonl)."),
+        typer.Option(
+            "--json-dir", help="Folder holding the RAG output files (*.json, *.jsonl, *.ndjson)."
+        ),
     ] = Path("RAG_JSON_Files"),
     questions: Annotated[
         Path, typer.Option("--questions", help="CSV with columns Question Number, Question.")
