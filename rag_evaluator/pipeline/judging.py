@@ -133,7 +133,6 @@ class JudgingPlan:
     selected: list[int]  # the question numbers of this run, in the seeded order (--limit applied)
     done: dict[int, QuestionRecord]
     jobs: list[QuestionJob]
-    cache_keys: dict[tuple[int, str], str]
     cached_count: int
     shortcut_count: int
     missing_answer_count: int
@@ -282,8 +281,9 @@ def plan_judging(
     done = dict(checkpoint.resume_from.results) if checkpoint.resume_from else {}
     done = {number: record for number, record in done.items() if number in by_number}
     jobs: list[QuestionJob] = []
-    keys: dict[tuple[int, str], str] = {}
-    estimates: dict[str, list[CallEstimate]] = {family.name: [] for family in options.families}
+    # One running sum per family: a list per question would hold a million estimates.
+    totals: dict[str, CallEstimate] = {}
+    # The first requests are only kept to be counted by the API (--exact-estimate).
     first_requests: list[tuple[str, ModelRequest, CallEstimate]] = []
     cached_questions = 0
     shortcut_questions = 0
@@ -306,9 +306,10 @@ def plan_judging(
                 if result is not None:
                     known[family.name] = result
                 continue
-            key = family_cache_key(family, item, options.model.model_id)
-            keys[(number, family.name)] = key
-            cached = _cached_result(cache, family, key) if options.use_cache else None
+            cached = None
+            if options.use_cache and cache.enabled:
+                key = family_cache_key(family, item, options.model.model_id)
+                cached = _cached_result(cache, family, key)
             if cached is not None:
                 known[family.name] = cached
                 continue
@@ -327,8 +328,9 @@ def plan_judging(
                 too_long.append(number)
                 continue
             estimate = family.estimate(item, stage)
-            estimates[family.name].append(estimate)
-            first_requests.append((family.name, stage[0], estimate))
+            totals[family.name] = totals.get(family.name, CallEstimate.none()) + estimate
+            if count_tokens is not None:
+                first_requests.append((family.name, stage[0], estimate))
             to_run.append(family)
             sends = True
         if known and not to_run and all(result.cached for result in known.values()):
@@ -336,8 +338,9 @@ def plan_judging(
         shortcut_questions += shortcut and not sends
         sending_questions += sends
         jobs.append(QuestionJob(number, item, tuple(to_run), known))
+    estimates = {name: [total] for name, total in totals.items()}
     if count_tokens is not None and first_requests:
-        estimates = _exact_estimates(estimates, first_requests, count_tokens, options.concurrency)
+        estimates = _exact_estimates(first_requests, count_tokens, options.concurrency)
     caching = {
         family.name: caches_system_prompt(_system_prompt(family), options.model)
         for family in options.families
@@ -351,13 +354,13 @@ def plan_judging(
         cached_questions=cached_questions,
     )
     sends_calls = any(values for values in estimates.values())
-    remaining = sum(1 for number in order if number not in done and number not in selected)
+    chosen = set(selected)
+    remaining = sum(1 for number in order if number not in done and number not in chosen)
     return JudgingPlan(
         checkpoint=checkpoint,
         selected=list(selected),
         done=done,
         jobs=jobs,
-        cache_keys=keys,
         cached_count=cached_questions,
         shortcut_count=shortcut_questions,
         missing_answer_count=missing_answers,
@@ -373,7 +376,6 @@ def _system_prompt(family: JudgedFamily[Any]) -> str:
 
 
 def _exact_estimates(
-    estimates: dict[str, list[CallEstimate]],
     first_requests: Sequence[tuple[str, ModelRequest, CallEstimate]],
     count_tokens: Callable[[ModelRequest], int],
     concurrency: int,
@@ -384,10 +386,10 @@ def _exact_estimates(
         distinct.setdefault(request.digest(), request)
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         counted = dict(zip(distinct, pool.map(count_tokens, distinct.values()), strict=True))
-    exact: dict[str, list[CallEstimate]] = {name: [] for name in estimates}
+    exact: dict[str, list[CallEstimate]] = {}
     for family, request, estimate in first_requests:
         tokens = counted[request.digest()]
-        exact[family].append(
+        exact.setdefault(family, []).append(
             replace(
                 estimate,
                 input_tokens_low=tokens * estimate.calls_low,
@@ -412,6 +414,8 @@ class _Recorder:
         self.writer = writer
         self.plan = plan
         self.cache = cache
+        self.model_id = options.model.model_id
+        self.items = {job.question_number: job.item for job in plan.jobs}
         self.interaction = interaction
         self.families = {family.name: family for family in options.families}
         self.finished_now: dict[int, QuestionRecord] = {}
@@ -446,21 +450,13 @@ class _Recorder:
         self.finished_now[record.question_number] = record
         self.finished_count += 1
         self._tally(record)
-        for name, result in record.results.items():
-            key = self.plan.cache_keys.get((record.question_number, name))
-            if key is not None and result.scored and not result.cached and result.calls:
-                self.cache.put(key, name, family_result_to_json(self.families[name], result))
-        logger.info(
-            "Question %s finished: %s (calls: %s, tokens: %s in / %s out)",
-            record.question_number,
-            "; ".join(
-                f"{name} {'scored' if result.scored else 'unscored: ' + (result.error or '')}"
-                for name, result in record.results.items()
-            ),
-            record.calls,
-            record.usage.input_tokens,
-            record.usage.output_tokens,
-        )
+        if self.cache.enabled:
+            item = self.items[record.question_number]
+            for name, result in record.results.items():
+                if result.scored and not result.cached and result.calls:
+                    family = self.families[name]
+                    key = family_cache_key(family, item, self.model_id)
+                    self.cache.put(key, name, family_result_to_json(family, result))
         self.interaction.question_finished(
             ProgressUpdate(
                 self.finished_count,

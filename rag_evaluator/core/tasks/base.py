@@ -95,6 +95,18 @@ class CallEstimate:
     def none(cls) -> CallEstimate:
         return cls(0, 0, 0, 0, 0, 0)
 
+    def __add__(self, other: CallEstimate) -> CallEstimate:
+        """The estimates of two questions together (a run keeps one running sum per family)."""
+        return CallEstimate(
+            self.calls_low + other.calls_low,
+            self.calls_high + other.calls_high,
+            self.input_tokens_low + other.input_tokens_low,
+            self.input_tokens_high + other.input_tokens_high,
+            self.output_tokens_low + other.output_tokens_low,
+            self.output_tokens_high + other.output_tokens_high,
+            max(self.system_characters, other.system_characters),
+        )
+
     def system_tokens_low(self) -> int:
         return self.system_characters // CHARS_PER_TOKEN_LOW
 
