@@ -290,14 +290,18 @@ class DirectEngine:
     def _open(self, job: QuestionJob, position: int) -> None:
         active = _ActiveQuestion(job, position, {})
         self._active[job.question_number] = active
-        if self._on_start is not None:
-            self._on_start(job.question_number)
+        stages = []
         for family in job.families:
             run = FamilyRun(family, job)
             active.runs[family.name] = run
             stage = run.start(self._journal)
             if stage is not None:
-                self._submit(active, run, stage)
+                stages.append((run, stage))
+        # Only questions that call the model are announced (not cached or shortcut ones).
+        if stages and self._on_start is not None:
+            self._on_start(job.question_number)
+        for run, stage in stages:
+            self._submit(active, run, stage)
         self._finish_if_done(active)
 
     def _submit(self, active: _ActiveQuestion, run: FamilyRun, stage: Stage) -> None:
