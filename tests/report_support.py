@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -267,7 +268,7 @@ class ParsedPage:
 
     tags: list[tuple[str, dict[str, str | None]]] = field(default_factory=list)
     scripts: list[tuple[dict[str, str | None], str]] = field(default_factory=list)
-    body_rows: dict[str, int] = field(default_factory=dict)  # table id -> rows in its tbody
+    body_rows: dict[str, int] = field(default_factory=dict)  # "t0" -> question rows of run 0
     text: str = ""
 
 
@@ -277,8 +278,6 @@ class _Collector(HTMLParser):
         self.page = ParsedPage()
         self._script: dict[str, str | None] | None = None
         self._script_text: list[str] = []
-        self._table: str | None = None
-        self._in_body = False
         self._text: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -287,21 +286,14 @@ class _Collector(HTMLParser):
         if tag == "script":
             self._script = attributes
             self._script_text = []
-        elif tag == "table":
-            self._table = attributes.get("id") or ""
-        elif tag == "tbody":
-            self._in_body = True
-        elif tag == "tr" and self._in_body and self._table is not None:
-            self.page.body_rows[self._table] = self.page.body_rows.get(self._table, 0) + 1
+        elif tag == "tr" and (found := re.fullmatch(r"r(\d+)q\d+", attributes.get("id") or "")):
+            key = f"t{found.group(1)}"
+            self.page.body_rows[key] = self.page.body_rows.get(key, 0) + 1
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "script" and self._script is not None:
             self.page.scripts.append((self._script, "".join(self._script_text)))
             self._script = None
-        elif tag == "tbody":
-            self._in_body = False
-        elif tag == "table":
-            self._table = None
 
     def handle_data(self, data: str) -> None:
         if self._script is not None:

@@ -173,14 +173,14 @@ def test_a_person_filters_searches_sorts_and_opens_contexts(
 
     rouge = column(page, "rouge1")
     page.evaluate(f"document.querySelectorAll('#t0 thead th')[{rouge}].click()")
-    first = "document.querySelector('#t0 tbody tr').id"
+    first = "document.querySelector('#w0 .ck tr').id"
     assert page.evaluate(first) == "r0q3"  # the lowest rouge1 (0.0)
     page.evaluate(f"document.querySelectorAll('#t0 thead th')[{rouge}].click()")
     assert page.evaluate(first) == "r0q2"  # the highest (0.9)
 
     page.evaluate("document.querySelector('#r0q1 td:nth-child(2)').click()")
-    page.wait_for("document.querySelector('#t0 tr.cx li')")
-    opened = page.evaluate("document.querySelector('#t0 tr.cx').textContent")
+    page.wait_for("document.querySelector('#w0 tr.cx li')")
+    opened = page.evaluate("document.querySelector('#w0 tr.cx').textContent")
     assert "Retrieved contexts (2, in rank order)" in opened
     assert "golden" in opened and "Section 4.1 Paid time off" in opened
     assert page.evaluate("document.querySelector('#r0q1').classList.contains('x')")
@@ -261,12 +261,12 @@ def test_hostile_answers_render_as_text_and_run_nothing(
     for cell in (2, 3, 4):
         assert page.evaluate(f"document.querySelector('#r0q1 td:nth-child({cell})').textContent") \
             == HOSTILE  # fmt: skip
-    assert page.evaluate("document.querySelectorAll('#t0 tbody tr:not(.cx)').length") == 2
+    assert page.evaluate("document.querySelectorAll('#w0 .ck tr:not(.cx)').length") == 2
     page.evaluate("document.querySelectorAll('#tabs button')[1].click()")
     page.evaluate("document.querySelector('#r0q1 td:nth-child(2)').click()")
-    page.wait_for("document.querySelector('#t0 tr.cx li')")
+    page.wait_for("document.querySelector('#w0 tr.cx li')")
     items = page.evaluate(
-        "Array.from(document.querySelectorAll('#t0 tr.cx li'), li => li.textContent)"
+        "Array.from(document.querySelectorAll('#w0 tr.cx li'), li => li.textContent)"
     )
     assert items == [HOSTILE, HOSTILE + " golden"]
     assert page.evaluate("typeof window.__pwned") == "undefined"

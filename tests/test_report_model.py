@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from html.parser import HTMLParser
 
 import pytest
 from hypothesis import given
@@ -18,21 +19,18 @@ from rag_evaluator.core.diagnostics import (
 )
 from rag_evaluator.core.no_information import opens_with_no_information
 from rag_evaluator.core.records import AnswerRow, GroundTruthRow
-from rag_evaluator.core.report_html import script_json
+from rag_evaluator.core.report_contexts import RunContexts, contexts_data, match_contexts
+from rag_evaluator.core.report_distributions import consensus_summary, histogram
+from rag_evaluator.core.report_html import escape_text, script_json
 from rag_evaluator.core.report_model import (
     BINARY,
     CONTINUOUS,
     LABELS,
-    RunContexts,
     RunTable,
     build_report_model,
     compact_number,
-    consensus_summary,
-    contexts_data,
-    histogram,
     is_label_column,
     label_tone,
-    match_contexts,
     run_date_from_name,
 )
 from rag_evaluator.core.run_scores import TableRow
@@ -224,6 +222,31 @@ def test_json_for_a_script_element_holds_no_character_that_could_end_it(data: ob
     assert json.loads(text) == data
 
 
+class _CellText(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        self.tags.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        self.tags.append("/" + tag)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+@given(st.text())
+def test_escaped_cell_text_reads_back_as_itself_and_opens_no_element(text: str) -> None:
+    parser = _CellText()
+    parser.feed("<td><p>" + escape_text(text) + "<td>")
+    parser.close()
+    assert parser.tags == ["td", "p", "td"]
+    assert "".join(parser.text) == text
+
+
 def test_json_for_a_script_element_escapes_a_closing_script_tag() -> None:
     text = script_json({"answer": "</script><script>alert(1)</script>"})
     assert "</script" not in text.lower()
@@ -265,9 +288,8 @@ def test_each_chunk_is_stored_once_and_golden_matches_are_marked() -> None:
             contexts=RunContexts(retrieved, {1: ["shared  chunk"], 2: ["missed"]}),
         )
 
-    data = contexts_data(
-        [table("a", {1: ["shared chunk", "other"], 2: ["other"]}), table("b", {1: ["other"]})]
-    )
+    tables = [table("a", {1: ["shared chunk", "other"], 2: ["other"]}), table("b", {1: ["other"]})]
+    data = contexts_data([([1, 2], run.contexts) for run in tables])
     assert data is not None
     assert sorted(data.pool) == ["missed", "other", "shared  chunk", "shared chunk"]
     pool = list(data.pool)

@@ -107,6 +107,8 @@ background:var(--bg);color:var(--fg)}
 .chip button{border:0;background:none;padding:0 6px;cursor:pointer;font-size:14px}
 .tw{overflow:auto;max-height:88vh;border:1px solid var(--line);border-radius:6px}
 table.q{border-collapse:separate;border-spacing:0;table-layout:fixed;font-size:13px}
+table.qh{position:sticky;top:0;z-index:4}
+.ck{content-visibility:auto}
 table.q th{position:sticky;top:0;background:var(--head);z-index:2;text-align:left;
 vertical-align:bottom;
 padding:6px;border-bottom:1px solid var(--line);font-weight:600;overflow:hidden}
@@ -127,7 +129,7 @@ table.q td:first-child{font-weight:600;color:var(--mute)}
 .js table.q td p{margin:0;display:-webkit-box;-webkit-line-clamp:3;-webkit-box-orient:vertical;
 overflow:hidden}
 table.q td p{margin:0;white-space:pre-wrap}
-.js table.q tr.x td p,.js table.q.xa td p{display:block}
+.js table.q tr.x td p,.js .tw.xa td p{display:block}
 table.q tr.u td:first-child{box-shadow:inset 3px 0 var(--fail)}
 table.q tr.c td:first-child{box-shadow:inset 3px 0 var(--l2)}
 table.q tr:target td,table.q tr.flash td{background:var(--mark)}
@@ -203,10 +205,16 @@ class QuestionTable {
     this.section = section;
     this.run = Number(section.dataset.run);
     this.meta = data.runs[this.run];
-    this.table = section.querySelector("table.q");
-    this.body = this.table.tBodies[0];
-    this.rows = Array.from(this.body.rows);
-    this.headers = Array.from(this.table.tHead.rows[0].cells);
+    this.wrapper = section.querySelector(".tw");
+    this.chunks = Array.from(this.wrapper.querySelectorAll(".ck"));
+    this.bodies = this.chunks.map((chunk) => chunk.querySelector("tbody"));
+    this.size = this.bodies.length ? this.bodies[0].rows.length : 0;
+    this.rows = this.bodies.flatMap((body) => Array.from(body.rows));
+    this.headers = Array.from(this.wrapper.querySelector("table.qh").tHead.rows[0].cells);
+    const parked = element("table", "q");
+    parked.hidden = true;
+    this.parking = parked.createTBody();
+    this.wrapper.appendChild(parked);
     this.roles = this.meta.columns.map((column) => column[1]);
     this.flagsColumn = this.roles.indexOf("flags");
     this.filter = "all";
@@ -239,7 +247,7 @@ class QuestionTable {
       this.apply();
     });
     this.expandAll.addEventListener("change", () => {
-      this.table.classList.toggle("xa", this.expandAll.checked);
+      this.wrapper.classList.toggle("xa", this.expandAll.checked);
     });
     this.headers.forEach((header, index) => {
       header.tabIndex = 0;
@@ -251,7 +259,7 @@ class QuestionTable {
         }
       });
     });
-    this.body.addEventListener("click", (event) => this.clicked(event));
+    for (const body of this.bodies) body.addEventListener("click", (event) => this.clicked(event));
     section.addEventListener("click", (event) => {
       const bar = event.target.closest("rect.hb");
       if (bar) {
@@ -325,10 +333,9 @@ class QuestionTable {
     this.rows.forEach((row, index) => {
       const visible = this.matches(row, index);
       row.hidden = !visible;
-      const extra = this.open.get(row);
-      if (extra) extra.hidden = !visible;
       if (visible) shown++;
     });
+    this.place();
     this.count.textContent = `Showing ${shown} of ${this.rows.length} questions`;
     if (this.range) {
       const name = this.meta.columns[this.range.column][0];
@@ -359,17 +366,37 @@ class QuestionTable {
       return order || a.index - b.index;
     });
     this.rows = keyed.map((item) => item.row);
-    const fragment = doc.createDocumentFragment();
-    for (const row of this.rows) {
-      fragment.appendChild(row);
-      const extra = this.open.get(row);
-      if (extra) fragment.appendChild(extra);
-    }
-    this.body.appendChild(fragment);
+    this.place();
     this.headers.forEach((header, index) => {
       if (index !== column) header.removeAttribute("aria-sort");
       else header.setAttribute("aria-sort", descending ? "descending" : "ascending");
     });
+  }
+
+  place() {
+    // The shown rows fill the chunks in order and the others wait in a hidden table, so a
+    // filter never leaves the space of an unseen chunk's rows on the page.
+    const shown = this.rows.filter((row) => !row.hidden);
+    this.bodies.forEach((body, position) => {
+      const part = shown.slice(position * this.size, (position + 1) * this.size);
+      const fragment = doc.createDocumentFragment();
+      for (const row of part) {
+        fragment.appendChild(row);
+        const extra = this.open.get(row);
+        if (extra) fragment.appendChild(extra);
+      }
+      body.replaceChildren(fragment);
+      this.chunks[position].hidden = part.length === 0;
+      this.chunks[position].style.containIntrinsicSize = `auto ${part.length * 58}px`;
+    });
+    const parked = doc.createDocumentFragment();
+    for (const row of this.rows) {
+      if (!row.hidden) continue;
+      parked.appendChild(row);
+      const extra = this.open.get(row);
+      if (extra) parked.appendChild(extra);
+    }
+    this.parking.replaceChildren(parked);
   }
 
   clicked(event) {

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from rag_evaluator.core.report_model import ConsensusSummary, Histogram, Segment
+from rag_evaluator.core.report_distributions import ConsensusSummary, Histogram
+from rag_evaluator.core.report_model import Segment
 
 
 def _number(value: float) -> str:

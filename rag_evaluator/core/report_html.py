@@ -34,6 +34,14 @@ from rag_evaluator.core.report_charts import (
     mean_bar,
     stacked_bar,
 )
+from rag_evaluator.core.report_comparison import (
+    ComparisonView,
+    DropGroup,
+    FlipGroup,
+    RunComparisonView,
+)
+from rag_evaluator.core.report_contexts import ContextsData
+from rag_evaluator.core.report_distributions import ConsensusSummary
 from rag_evaluator.core.report_model import (
     BINARY,
     CONTEXTS,
@@ -43,20 +51,17 @@ from rag_evaluator.core.report_model import (
     LONG,
     NUMBER,
     TEXT,
-    ComparisonView,
-    ConsensusSummary,
-    ContextsData,
-    DropGroup,
-    FlipGroup,
     MetricCard,
     ReportModel,
-    RunComparisonView,
     RunView,
 )
 from rag_evaluator.core.run_scores import MetricKind
 
 # Question links listed per diagnostic; the table's filter shows every flagged question.
 LINKS_SHOWN = 200
+# Rows per chunk of the table, and the height a chunk reserves before it is first laid out.
+CHUNK_ROWS = 200
+ROW_HEIGHT_PX = 58
 
 _WIDTHS_EM = {NUMBER: 3.6, BINARY: 2.4, CONTINUOUS: 4.6, LABELS: 6.5, FLAGS: 7.5, CONTEXTS: 3.6}
 _LONG_WIDTHS_EM = {"Question": 16.0, "Ground Truth": 18.0, "Answer": 22.0, "Reasoning": 20.0}
@@ -66,6 +71,12 @@ _NUMERIC_ROLES = (NUMBER, BINARY, CONTINUOUS, CONTEXTS)
 def escape(text: object) -> str:
     """Text for HTML content or a double-quoted attribute (``& < > " '`` escaped)."""
     return _escape(str(text), quote=True)
+
+
+def escape_text(text: str) -> str:
+    """Text for HTML content only (``& < >`` escaped): quotes need no escaping outside an
+    attribute, and the table's cells are most of a report's bytes."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def script_json(data: object) -> str:
@@ -243,7 +254,7 @@ def _column_width(name: str, role: str, cells: Iterable[str]) -> float:
 
 def _table_style(run: RunView) -> str:
     numeric = [
-        f"#t{run.index} td:nth-child({position + 1})"
+        f"#w{run.index} td:nth-child({position + 1})"
         for position, column in enumerate(run.columns)
         if column.role in _NUMERIC_ROLES and position > 0
     ]
@@ -256,11 +267,20 @@ def _table_style(run: RunView) -> str:
 
 
 def _table(run: RunView) -> str:
+    """The header in a sticky table of its own, then the rows in tables of ``CHUNK_ROWS``.
+
+    Each chunk is a ``content-visibility: auto`` block with the same fixed column widths,
+    so the browser lays out only the chunks on screen: one table of 5,000 rows costs
+    seconds of layout on every pass while the page loads; chunks cost nothing until seen.
+    """
     widths = [
         _column_width(column.name, column.role, (row.cells[position] for row in run.rows))
         for position, column in enumerate(run.columns)
     ]
-    colgroup = "".join(f'<col style="width:{width:.1f}em">' for width in widths)
+    width = f"width:{sum(widths):.1f}em"
+    colgroup = (
+        "<colgroup>" + "".join(f'<col style="width:{w:.1f}em">' for w in widths) + "</colgroup>"
+    )
     headers = []
     for column in run.columns:
         name = escape(column.name)
@@ -280,15 +300,23 @@ def _table(run: RunView) -> str:
         if row.changes:
             attributes += f' data-f="{" ".join(row.changes)}"'
         cells = "".join(
-            ("<td><p>" if role == LONG and text else "<td>") + escape(text)
+            ("<td><p>" if role == LONG and text else "<td>") + escape_text(text)
             for role, text in zip(roles, row.cells, strict=True)
         )
         lines.append(f"<tr{attributes}>{cells}")
+    chunks = []
+    for start in range(0, len(lines), CHUNK_ROWS):
+        part = lines[start : start + CHUNK_ROWS]
+        chunks.append(
+            f'<div class="ck" style="{width};contain-intrinsic-size:auto '
+            f'{len(part) * ROW_HEIGHT_PX}px"><table class="q" style="{width}">{colgroup}'
+            "<tbody>\n" + "\n".join(part) + "\n</tbody></table></div>"
+        )
     return (
-        f'<div class="tw"><table class="q" id="t{run.index}" style="width:{sum(widths):.1f}em">'
-        f"<colgroup>{colgroup}</colgroup><thead><tr>{''.join(headers)}</tr></thead><tbody>\n"
-        + "\n".join(lines)
-        + "\n</tbody></table></div>"
+        f'<div class="tw" id="w{run.index}"><table class="q qh" id="t{run.index}" '
+        f'style="{width}">{colgroup}<thead><tr>{"".join(headers)}</tr></thead></table>'
+        + "".join(chunks)
+        + "</div>"
     )
 
 

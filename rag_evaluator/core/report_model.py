@@ -17,13 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_evaluator.core.comparison import (
-    LOWER_IS_BETTER,
-    ComparisonReport,
-    MetricComparison,
-    RunComparison,
-    compare_runs,
-)
+from rag_evaluator.core.comparison import LOWER_IS_BETTER, RunComparison
 from rag_evaluator.core.diagnostics import (
     DIAGNOSTIC_RULES,
     DiagnosticResult,
@@ -38,7 +32,14 @@ from rag_evaluator.core.fields import (
     RAG_ANSWER,
     column_key,
 )
-from rag_evaluator.core.records import AnswerRow, GroundTruthRow
+from rag_evaluator.core.report_comparison import ComparisonView, RunTexts, comparison_view
+from rag_evaluator.core.report_contexts import ContextsData, RunContexts, contexts_data
+from rag_evaluator.core.report_distributions import (
+    ConsensusSummary,
+    Histogram,
+    consensus_summary,
+    histogram,
+)
 from rag_evaluator.core.run_scores import (
     CONSENSUS,
     ERROR,
@@ -52,14 +53,7 @@ from rag_evaluator.core.run_scores import (
     TableRow,
     build_run_scores,
 )
-from rag_evaluator.core.statistics import CONFIDENCE_LEVEL
-from rag_evaluator.errors import InputError
 
-# Flipped questions shown in full per metric and direction; the rest are listed by number.
-FLIPS_SHOWN = 50
-# Largest per-question drops shown per continuous metric.
-DROPS_SHOWN = 10
-HISTOGRAM_BINS = 10
 # A column is a label column (shown as a distribution) when it is no metric and every value
 # is short: at most this many distinct values, characters and words.
 LABEL_MAX_DISTINCT = 12
@@ -90,17 +84,8 @@ _PASS_LABELS = frozenset({"correct", "pass", "passed", "yes", "true", "met", "go
 _FAIL_LABELS = frozenset({"wrong", "incorrect", "fail", "failed", "no", "false", "notmet", "bad"})
 _NONE_LABELS = frozenset({"dontknow", "unknown", "na", "none", "unscored", "skipped"})
 
-_VOTES = re.compile(r"^first (\S+); votes (.*)$")
 _INTERVAL_TEXT = re.compile(r"\[(\d+% CI [^\]]*)\]")
 _RESULTS_NAME = re.compile(r"(\d{4})(\d{2})(\d{2})_(\d{2})(\d{2})(\d{2})(?:_\d+)?$")
-
-
-@dataclass(frozen=True)
-class RunContexts:
-    """The retrieved chunks of each question (rag_answers.csv) and the golden ones."""
-
-    retrieved: Mapping[int, Sequence[str]] = field(default_factory=dict)
-    golden: Mapping[int, Sequence[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -146,44 +131,6 @@ class MetricCard:
 
 
 @dataclass(frozen=True)
-class HistogramBin:
-    """Values ``low <= v < high`` (``<= high`` for the last bin)."""
-
-    low: float
-    high: float
-    count: int
-    last: bool
-
-
-@dataclass(frozen=True)
-class Histogram:
-    column: str
-    column_index: int  # the column's position in the run's table
-    bins: tuple[HistogramBin, ...]
-    count: int
-    mean: float
-    lower_is_better: bool
-
-
-@dataclass(frozen=True)
-class VoteSplit:
-    """How the three consensus votes of hedged questions split on one judge metric."""
-
-    metric: str
-    unanimous: int
-    split: int
-    overturned: int  # the majority differs from the first (hedging) verdict
-
-
-@dataclass(frozen=True)
-class ConsensusSummary:
-    hedged: int
-    judged: int
-    splits: tuple[VoteSplit, ...]
-    vote_errors: int
-
-
-@dataclass(frozen=True)
 class Column:
     name: str
     role: str
@@ -225,69 +172,6 @@ class RunView:
     empty_columns: tuple[str, ...]
     filters: tuple[FilterOption, ...]
     has_contexts: bool
-
-
-@dataclass(frozen=True)
-class FlipView:
-    question_number: int
-    question: str
-    baseline_value: int
-    run_value: int
-    baseline_answer: str
-    run_answer: str
-    baseline_reasoning: str
-    run_reasoning: str
-
-
-@dataclass(frozen=True)
-class FlipGroup:
-    metric: str
-    direction: str  # "worse" or "better"
-    shown: tuple[FlipView, ...]
-    more: tuple[int, ...]  # flipped too, not shown in full
-
-
-@dataclass(frozen=True)
-class DropView:
-    question_number: int
-    question: str
-    baseline_value: float
-    run_value: float
-
-
-@dataclass(frozen=True)
-class DropGroup:
-    metric: str
-    lower_is_better: bool
-    shown: tuple[DropView, ...]
-    total: int  # questions that got worse on this metric
-
-
-@dataclass(frozen=True)
-class RunComparisonView:
-    comparison: RunComparison
-    run_index: int
-    flips: tuple[FlipGroup, ...]
-    drops: tuple[DropGroup, ...]
-
-
-@dataclass(frozen=True)
-class ComparisonView:
-    report: ComparisonReport | None
-    error: str | None
-    runs: tuple[RunComparisonView, ...]
-    confidence_level: float = CONFIDENCE_LEVEL
-
-
-@dataclass(frozen=True)
-class ContextsData:
-    """Every distinct chunk once (``pool``), and per run and question the indices of its
-    retrieved chunks (with whether each matches a golden chunk) and of its golden chunks
-    (with whether one of the retrieved chunks is it)."""
-
-    pool: tuple[str, ...]
-    retrieved: tuple[Mapping[int, tuple[tuple[int, bool], ...]], ...]
-    golden: tuple[Mapping[int, tuple[tuple[int, bool], ...]], ...]
 
 
 @dataclass(frozen=True)
@@ -436,89 +320,6 @@ def _label_card(column: str, cells: Sequence[str]) -> MetricCard:
     )
 
 
-def histogram(
-    column: str, column_index: int, values: Sequence[float], bins: int = HISTOGRAM_BINS
-) -> Histogram:
-    """Counts of ``values`` in equal bins over 0–1 (or over their range when outside it)."""
-    low, high = 0.0, 1.0
-    if values and (min(values) < 0.0 or max(values) > 1.0):
-        low, high = min(values), max(values)
-    if high == low:
-        edges = [low, high]
-    else:
-        edges = [low + (high - low) * step / bins for step in range(bins)] + [high]
-    counts = [0] * (len(edges) - 1)
-    for value in values:
-        for position in range(len(counts)):
-            last = position == len(counts) - 1
-            if value >= edges[position] and (value < edges[position + 1] or last):
-                counts[position] += 1
-                break
-    return Histogram(
-        column=column,
-        column_index=column_index,
-        bins=tuple(
-            HistogramBin(edges[position], edges[position + 1], count, position == len(counts) - 1)
-            for position, count in enumerate(counts)
-        ),
-        count=len(values),
-        mean=sum(values) / len(values) if values else 0.0,
-        lower_is_better=_lower_is_better(column),
-    )
-
-
-def _parse_scores(text: str) -> tuple[int, ...] | None:
-    parts = text.strip().split("/")
-    if len(parts) != len(JUDGE_METRICS) or not all(part in ("0", "1") for part in parts):
-        return None
-    return tuple(int(part) for part in parts)
-
-
-def consensus_summary(headers: Sequence[str], rows: Sequence[TableRow]) -> ConsensusSummary | None:
-    """How often the judge hedged and how its consensus votes split (``None`` without a
-    Consensus column)."""
-    if CONSENSUS not in headers:
-        return None
-    hedged = 0
-    judged = 0
-    vote_errors = 0
-    tallies = {metric: [0, 0, 0] for metric in JUDGE_METRICS}  # unanimous, split, overturned
-    for row in rows:
-        cells = row.cells
-        if cells.get(ERROR, "").strip() or not cells.get(CONSENSUS, "").strip():
-            continue
-        judged += 1
-        if cells.get(CONSENSUS, "").strip().casefold() != "yes":
-            continue
-        hedged += 1
-        found = _VOTES.match(cells.get(VOTES, "").strip())
-        if found is None:
-            continue
-        first = _parse_scores(found.group(1))
-        votes = [_parse_scores(part) for part in found.group(2).split(",")]
-        vote_errors += sum(1 for vote in votes if vote is None)
-        valid = [vote for vote in votes if vote is not None]
-        for position, metric in enumerate(JUDGE_METRICS):
-            if not valid:
-                continue
-            tally = tallies[metric]
-            if len({vote[position] for vote in valid}) == 1:
-                tally[0] += 1
-            else:
-                tally[1] += 1
-            final = cells.get(metric, "").strip()
-            if first is not None and final in ("0", "1") and int(final) != first[position]:
-                tally[2] += 1
-    return ConsensusSummary(
-        hedged=hedged,
-        judged=judged,
-        splits=tuple(
-            VoteSplit(metric, *tallies[metric]) for metric in JUDGE_METRICS if metric in headers
-        ),
-        vote_errors=vote_errors,
-    )
-
-
 @dataclass(frozen=True)
 class _Layout:
     """How a run's columns are shown: roles, and the columns left out as empty."""
@@ -526,18 +327,35 @@ class _Layout:
     columns: tuple[Column, ...]
     sources: tuple[str | None, ...]  # the header each shown column reads (None: computed)
     empty: tuple[str, ...]
-    labels: tuple[str, ...]
 
 
 _ITEM_TEXT_COLUMNS = (QUESTION, GROUND_TRUTH, RAG_ANSWER)
 _JUDGE_TEXT_COLUMNS = (REASONING, CONSENSUS, VOTES, ERROR, NOTE)
 
 
-def _layout(table: RunTable, scores: RunScores, has_flags: bool, has_contexts: bool) -> _Layout:
+def _cells(table: RunTable, header: str) -> list[str]:
+    return [row.cells.get(header, "") for row in table.rows]
+
+
+def _label_columns(table: RunTable, scores: RunScores) -> list[str]:
+    """The columns shown as distributions: no metric, no known column, few short values."""
+    return [
+        header
+        for header in dict.fromkeys(table.headers)
+        if header
+        and header not in scores.metrics
+        and header not in NON_METRIC_COLUMNS
+        and is_label_column(_cells(table, header))
+    ]
+
+
+def _layout(
+    table: RunTable, scores: RunScores, labels: Sequence[str], has_flags: bool, has_contexts: bool
+) -> _Layout:
     unique = list(dict.fromkeys(header for header in table.headers if header))
 
     def cells(header: str) -> list[str]:
-        return [row.cells.get(header, "") for row in table.rows]
+        return _cells(table, header)
 
     def has_value(header: str) -> bool:
         return any(cell.strip() for cell in cells(header))
@@ -569,11 +387,6 @@ def _layout(table: RunTable, scores: RunScores, has_flags: bool, has_contexts: b
     for header in continuous:
         add(header, CONTINUOUS, header)
     handled = {QUESTION_NUMBER, *_ITEM_TEXT_COLUMNS, *binary, *continuous}
-    labels = [
-        h
-        for h in unique
-        if h not in handled and h not in NON_METRIC_COLUMNS and is_label_column(cells(h))
-    ]
     for header in labels:
         add(header, LABELS, header)
     handled.update(labels)
@@ -593,7 +406,7 @@ def _layout(table: RunTable, scores: RunScores, has_flags: bool, has_contexts: b
         add(FLAGS_COLUMN, FLAGS, None)
     if has_contexts:
         add(CONTEXTS_COLUMN, CONTEXTS, None)
-    return _Layout(tuple(columns), tuple(sources), tuple(empty), tuple(labels))
+    return _Layout(tuple(columns), tuple(sources), tuple(empty))
 
 
 def _facts(table: RunTable, shown_columns: set[str]) -> tuple[tuple[str, str], ...]:
@@ -706,13 +519,10 @@ def _run_view(
     has_contexts = table.contexts is not None and bool(
         table.contexts.retrieved or table.contexts.golden
     )
-    metric_columns = list(scores.metrics)
-    provisional = _layout(table, scores, has_flags=False, has_contexts=False)
-    diagnostics = tuple(
-        run_diagnostics(metric_columns, _evidence(table, scores, provisional.labels))
-    )
+    labels = _label_columns(table, scores)
+    diagnostics = tuple(run_diagnostics(list(scores.metrics), _evidence(table, scores, labels)))
     has_flags = any(result.applied for result in diagnostics)
-    layout = _layout(table, scores, has_flags=has_flags, has_contexts=has_contexts)
+    layout = _layout(table, scores, labels, has_flags=has_flags, has_contexts=has_contexts)
     column_index = {
         source: position for position, source in enumerate(layout.sources) if source is not None
     }
@@ -766,7 +576,14 @@ def _run_view(
             cards.append(_continuous_card(scores, source, summary, table.summary_values))
             values = list(scores.metrics[source].values.values())
             if values:
-                histograms.append(histogram(source, column_index[source], values))
+                histograms.append(
+                    histogram(
+                        source,
+                        column_index[source],
+                        values,
+                        lower_is_better=_lower_is_better(source),
+                    )
+                )
         elif column.role == LABELS and source is not None:
             cards.append(_label_card(source, [row.cells.get(source, "") for row in table.rows]))
     shown = {card.column for card in cards} | set(layout.empty)
@@ -791,171 +608,6 @@ def _run_view(
     )
 
 
-def _texts(table: RunTable, column: str) -> dict[int, str]:
-    return {row.question_number: row.cells.get(column, "") for row in table.rows}
-
-
-def _flip_groups(
-    metric: MetricComparison, baseline: RunTable, run: RunTable
-) -> tuple[FlipGroup, ...]:
-    questions = _texts(baseline, QUESTION)
-    baseline_answers = _texts(baseline, RAG_ANSWER)
-    run_answers = _texts(run, RAG_ANSWER)
-    run_questions = _texts(run, QUESTION)
-    groups = []
-    for direction, flips in (("worse", metric.got_worse), ("better", metric.got_better)):
-        if not flips:
-            continue
-        shown = tuple(
-            FlipView(
-                question_number=flip.question_number,
-                question=questions.get(flip.question_number)
-                or run_questions.get(flip.question_number, ""),
-                baseline_value=flip.baseline_value,
-                run_value=flip.run_value,
-                baseline_answer=baseline_answers.get(flip.question_number, ""),
-                run_answer=run_answers.get(flip.question_number, ""),
-                baseline_reasoning=flip.baseline_reasoning,
-                run_reasoning=flip.run_reasoning,
-            )
-            for flip in flips[:FLIPS_SHOWN]
-        )
-        more = tuple(flip.question_number for flip in flips[FLIPS_SHOWN:])
-        groups.append(FlipGroup(metric.metric, direction, shown, more))
-    return tuple(groups)
-
-
-def _drop_group(
-    metric: MetricComparison, baseline: RunScores, run: RunScores, questions: Mapping[int, str]
-) -> DropGroup:
-    before = baseline.metrics[metric.metric].values
-    after = run.metrics[metric.metric].values
-    sign = -1.0 if metric.lower_is_better else 1.0
-    worse = [
-        (number, before[number], after[number])
-        for number in sorted(before.keys() & after.keys())
-        if sign * (after[number] - before[number]) < 0
-    ]
-    worse.sort(key=lambda item: (sign * (item[2] - item[1]), item[0]))
-    return DropGroup(
-        metric=metric.metric,
-        lower_is_better=metric.lower_is_better,
-        shown=tuple(
-            DropView(number, questions.get(number, ""), old, new)
-            for number, old, new in worse[:DROPS_SHOWN]
-        ),
-        total=len(worse),
-    )
-
-
-def _comparison_view(tables: Sequence[RunTable], scores: Sequence[RunScores]) -> ComparisonView:
-    try:
-        report = compare_runs(scores)
-    except InputError as exc:
-        return ComparisonView(report=None, error=exc.message, runs=())
-    views = []
-    for position, comparison in enumerate(report.comparisons, start=1):
-        baseline_table, run_table = tables[0], tables[position]
-        flips = tuple(
-            group
-            for metric in comparison.metrics
-            if metric.kind is MetricKind.BINARY
-            for group in _flip_groups(metric, baseline_table, run_table)
-        )
-        questions = _texts(baseline_table, QUESTION)
-        drops = tuple(
-            group
-            for metric in comparison.metrics
-            if metric.kind is MetricKind.CONTINUOUS
-            and (group := _drop_group(metric, scores[0], scores[position], questions)).total
-        )
-        views.append(RunComparisonView(comparison, position, flips, drops))
-    return ComparisonView(report=report, error=None, runs=tuple(views))
-
-
-def _normalised(text: str) -> str:
-    return " ".join(text.split())
-
-
-@dataclass(frozen=True)
-class MatchedContexts:
-    """A run's contexts taken from the input files, and the questions left without them
-    because the file's text differs from the results' (another run's answers, an edited
-    golden set)."""
-
-    contexts: RunContexts
-    answers_differ: tuple[int, ...]
-    ground_truth_differs: tuple[int, ...]
-
-
-def match_contexts(
-    rows: Sequence[TableRow],
-    answers: Mapping[int, AnswerRow],
-    ground_truth: Mapping[int, GroundTruthRow],
-) -> MatchedContexts:
-    """The retrieved chunks of ``answers`` and the golden chunks of ``ground_truth`` for the
-    questions of ``rows`` whose answer (ground truth) reads the same in both files, whitespace
-    aside; a results file without the column takes them as they are."""
-    retrieved: dict[int, Sequence[str]] = {}
-    golden: dict[int, Sequence[str]] = {}
-    answers_differ: list[int] = []
-    truth_differs: list[int] = []
-    for row in rows:
-        number = row.question_number
-        answer = answers.get(number)
-        if answer is not None and answer.contexts is not None:
-            shown = row.cells.get(RAG_ANSWER)
-            if shown is None or _normalised(shown) == _normalised(answer.rag_answer):
-                retrieved[number] = tuple(answer.contexts)
-            else:
-                answers_differ.append(number)
-        truth = ground_truth.get(number)
-        if truth is not None and truth.relevant_contexts is not None:
-            shown = row.cells.get(GROUND_TRUTH)
-            if shown is None or _normalised(shown) == _normalised(truth.ground_truth):
-                golden[number] = tuple(truth.relevant_contexts)
-            else:
-                truth_differs.append(number)
-    return MatchedContexts(
-        RunContexts(retrieved, golden), tuple(answers_differ), tuple(truth_differs)
-    )
-
-
-def contexts_data(tables: Sequence[RunTable]) -> ContextsData | None:
-    """Every chunk of every run once, referenced by index (a chunk retrieved for many
-    questions, or by several runs, is stored once)."""
-    if not any(table.contexts for table in tables):
-        return None
-    pool: dict[str, int] = {}
-
-    def index_of(text: str) -> int:
-        return pool.setdefault(text, len(pool))
-
-    retrieved_runs: list[dict[int, tuple[tuple[int, bool], ...]]] = []
-    golden_runs: list[dict[int, tuple[tuple[int, bool], ...]]] = []
-    for table in tables:
-        contexts = table.contexts or RunContexts()
-        numbers = {row.question_number for row in table.rows}
-        golden: dict[int, tuple[tuple[int, bool], ...]] = {}
-        retrieved: dict[int, tuple[tuple[int, bool], ...]] = {}
-        for number in sorted(numbers):
-            golden_texts = contexts.golden.get(number) or ()
-            chunks = contexts.retrieved.get(number)
-            wanted = {_normalised(text) for text in golden_texts}
-            found = {_normalised(text) for text in chunks or ()}
-            if number in contexts.golden:
-                golden[number] = tuple(
-                    (index_of(text), _normalised(text) in found) for text in golden_texts
-                )
-            if chunks is not None:
-                retrieved[number] = tuple(
-                    (index_of(text), _normalised(text) in wanted) for text in chunks
-                )
-        retrieved_runs.append(retrieved)
-        golden_runs.append(golden)
-    return ContextsData(tuple(pool), tuple(retrieved_runs), tuple(golden_runs))
-
-
 def build_report_model(
     tables: Sequence[RunTable],
     *,
@@ -968,7 +620,14 @@ def build_report_model(
         build_run_scores(table.label, list(table.headers), list(table.rows), summary=table.summary)
         for table in tables
     ]
-    comparison = _comparison_view(tables, scores) if len(tables) > 1 else None
+    texts = [
+        RunTexts(
+            questions={row.question_number: row.cells.get(QUESTION, "") for row in table.rows},
+            answers={row.question_number: row.cells.get(RAG_ANSWER, "") for row in table.rows},
+        )
+        for table in tables
+    ]
+    comparison = comparison_view(texts, scores) if len(tables) > 1 else None
     by_run: dict[int, RunComparison] = {}
     if comparison is not None:
         by_run = {view.run_index: view.comparison for view in comparison.runs}
@@ -982,5 +641,7 @@ def build_report_model(
         tool_version=tool_version,
         runs=runs,
         comparison=comparison,
-        contexts=contexts_data(tables),
+        contexts=contexts_data(
+            [([row.question_number for row in table.rows], table.contexts) for table in tables]
+        ),
     )

@@ -14,13 +14,9 @@ from pathlib import Path
 
 from rag_evaluator import __version__
 from rag_evaluator.core.records import AnswerRow, GroundTruthRow
+from rag_evaluator.core.report_contexts import match_contexts
 from rag_evaluator.core.report_html import render_report
-from rag_evaluator.core.report_model import (
-    RunTable,
-    build_report_model,
-    match_contexts,
-    run_date_from_name,
-)
+from rag_evaluator.core.report_model import RunTable, build_report_model, run_date_from_name
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.errors import ConfigError, RagEvalError, UsageError
 from rag_evaluator.storage.inputs import load_answers, load_ground_truth
