@@ -25,6 +25,7 @@ import json
 from collections.abc import Iterable, Sequence
 from html import escape as _escape
 
+from rag_evaluator.core.comparison import LOWER_IS_BETTER
 from rag_evaluator.core.diagnostics import DiagnosticResult
 from rag_evaluator.core.report_assets import SCRIPT, STYLE
 from rag_evaluator.core.report_charts import (
@@ -560,7 +561,7 @@ def _script_data(model: ReportModel) -> dict[str, object]:
                     position
                     for position, column in enumerate(run.columns)
                     if column.role in (BINARY, CONTINUOUS)
-                    and column.name.casefold() == "hallucination"
+                    and column.name.casefold() in LOWER_IS_BETTER
                 ],
                 "contexts": run.has_contexts,
             }
