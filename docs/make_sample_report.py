@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPOSITORY / "tests"))
 from fakes.anthropic_server import FakeAnthropicServer, verdict  # noqa: E402
 
 SCREENSHOT = REPOSITORY / "docs" / "report.png"
-WINDOW = (1280, 1100)
+WINDOW = (1280, 1800)
 
 # What the judge says about the sample answers that are not simply right.
 VERDICTS = {

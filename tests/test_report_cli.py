@@ -259,3 +259,26 @@ def test_evaluate_without_report_writes_no_page(
     assert result.exit_code == 0, result.output
     assert not list((workspace.directory / "Evaluation_Runs").glob("*.html"))
     assert "Report written" not in result.output
+
+
+def test_evaluate_report_is_written_before_a_failing_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = prepare_workspace(tmp_path, monkeypatch)
+    write_inputs(workspace.directory)
+    result = run_cli(
+        ["evaluate", "--metrics", "lexical", "--yes", "--report", "--fail-under", "exact_match=0.9"]
+    )
+    assert result.exit_code == 3, result.output
+    (results,) = results_files(workspace.directory / "Evaluation_Runs")
+    assert results.with_suffix(".html").is_file()
+    output = " ".join(result.output.split())
+    assert output.index("Report written to") < output.index("Below --fail-under")
+
+
+def test_report_help_names_its_options() -> None:
+    result = run_cli(["report", "--help"])
+    assert result.exit_code == 0
+    for option in ("--output", "-o", "--answers", "--ground-truth", "--title"):
+        assert option in result.output
+    assert "report" in run_cli(["--help"]).output

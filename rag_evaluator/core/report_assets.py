@@ -27,6 +27,7 @@ h1{font-size:20px;margin:0 0 2px}
 h2{font-size:18px;margin:22px 0 8px}
 h3{font-size:13px;margin:22px 0 8px;color:var(--mute);text-transform:uppercase;
 letter-spacing:.05em}
+h3.plain{text-transform:none;letter-spacing:0;font-size:15px;color:var(--fg)}
 h2 small{font-weight:400;color:var(--mute);font-size:13px;margin-left:6px}
 .meta,.note,.mute{color:var(--mute)}
 .meta{margin:0;font-size:13px}
@@ -115,9 +116,9 @@ padding:6px;border-bottom:1px solid var(--line);font-weight:600;overflow:hidden}
 .js table.q th{cursor:pointer;user-select:none}
 table.q th[aria-sort=ascending]::after{content:" \\25B2";font-size:9px}
 table.q th[aria-sort=descending]::after{content:" \\25BC";font-size:9px}
-table.q th.v{height:10.5em;font-size:12px;padding:6px 2px}
+table.q th.v{height:11.5em;font-size:12px;font-weight:500;padding:6px 2px}
 table.q th.v span{writing-mode:vertical-rl;transform:rotate(180deg);display:inline-block;
-max-height:10em;
+max-height:11em;
 overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 table.q td{padding:5px 6px;border-bottom:1px solid var(--line);vertical-align:top;
 overflow-wrap:anywhere}
