@@ -524,9 +524,7 @@ def _comparison_section(comparison: ComparisonView, model: ReportModel) -> str:
     for view in comparison.runs:
         result = view.comparison
         run_label = model.runs[view.run_index].label
-        parts.append(
-            f'<h3 class="plain">{escape(run_label)} against {escape(baseline)}</h3>'
-        )
+        parts.append(f'<h3 class="plain">{escape(run_label)} against {escape(baseline)}</h3>')
         notes = [f"{result.shared_questions} question(s) in both"]
         if result.only_in_baseline:
             notes.append(f"{len(result.only_in_baseline)} only in the baseline (left out)")
