@@ -268,6 +268,19 @@ def test_three_runs_are_each_compared_with_the_baseline_in_one_holm_family(
     assert holm == pytest.approx(list(multipletests(raw, method="holm")[1]))
 
 
+def test_lower_is_better_for_dont_know(tmp_path: Path) -> None:
+    """More answers that say "I don't know" is a regression, not an improvement."""
+    judged = {n: (1, "ok") for n in range(1, 31)}
+    baseline = write_run(tmp_path / "base.csv", judged, {n: {"dont_know": 0.0} for n in judged})
+    run = write_run(
+        tmp_path / "new.csv", judged, {n: {"dont_know": float(n <= 20)} for n in judged}
+    )
+    result = run_cli(["compare", str(baseline), str(run), "--json", "-", "--fail-if-worse"])
+    assert result.exit_code == 3
+    dont_know = json.loads(result.stdout)["comparisons"][0]["metrics"][-1]
+    assert dont_know["lower_is_better"] and dont_know["verdict"] == "worse"
+
+
 def test_lower_is_better_for_hallucination(tmp_path: Path) -> None:
     judged = {n: (1, "ok") for n in range(1, 31)}
     baseline = write_run(

@@ -291,7 +291,8 @@ def test_kill_9_then_resume_loses_nothing_and_duplicates_nothing(
 def test_ctrl_c_stops_promptly_keeps_the_checkpoint_and_says_how_to_resume(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer, stop_signal: signal.Signals
 ) -> None:
-    fake_anthropic.response_delay_seconds = 0.5
+    # Slow enough that the run is still going when the signal arrives, even on a busy machine.
+    fake_anthropic.response_delay_seconds = 1.5
     process = start_cli_process([*RUN, "--yes"], workspace.directory)
     try:
         wait_until(lambda: any(finished_lines(p) >= 1 for p in workspace.checkpoint_files()))

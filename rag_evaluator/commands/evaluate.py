@@ -23,6 +23,7 @@ from rag_evaluator.pipeline.evaluate import (
 )
 from rag_evaluator.pipeline.metric_families import JUDGE_FAMILY
 from rag_evaluator.pipeline.metrics import MetricOptions
+from rag_evaluator.pipeline.report import report_for_run
 from rag_evaluator.settings import load_settings
 
 _DEFAULT_METRIC_OPTIONS = MetricOptions()
@@ -281,6 +282,12 @@ def evaluate_command(
         bool,
         typer.Option("--json", help="Also write the results as JSON beside the CSV."),
     ] = False,
+    report: Annotated[
+        bool,
+        typer.Option(
+            "--report", help="Also write the HTML report beside the results (rag-eval report)."
+        ),
+    ] = False,
     checkpoint_dir: Annotated[
         Path | None,
         typer.Option(
@@ -381,6 +388,9 @@ def evaluate_command(
     console.info(f"Results written to {outcome.results_path}")
     if outcome.json_path is not None:
         console.info(f"JSON results written to {outcome.json_path}")
+    if report and outcome.results_path is not None:
+        written = report_for_run(outcome.results_path, answers, ground_truth)
+        console.info(f"Report written to {written.path}")
     if outcome.remaining_after_limit:
         console.info(
             f"{outcome.remaining_after_limit} more question(s) are not evaluated yet (--limit); "

@@ -28,9 +28,10 @@ from rag_evaluator.core.statistics import (
 )
 from rag_evaluator.errors import InputError, UsageError
 
-# Metrics where a lower value is the better one (SPEC: "hallucination ... lower is better").
-# Every other metric, columns added later included, counts higher as better.
-LOWER_IS_BETTER = frozenset({"hallucination"})
+# Metrics where a lower value is the better one (SPEC: "hallucination ... lower is better";
+# dont_know is 1 when the answer gives up). Every other metric, columns added later
+# included, counts higher as better.
+LOWER_IS_BETTER = frozenset({"hallucination", "dont_know"})
 
 NOT_SIGNIFICANT = "n.s."
 MCNEMAR = "McNemar exact"

@@ -70,6 +70,13 @@ def says_no_information(text: str) -> bool:
     return all(_STATEMENT.fullmatch(sentence) for sentence in sentences)
 
 
+def opens_with_no_information(text: str) -> bool:
+    """True when a sentence of ``text`` begins with such a statement ("I couldn't find any
+    information about pets in the handbook."), however it goes on: looser than
+    ``says_no_information``, for flagging answers to look at, never for scoring."""
+    return any(_STATEMENT.match(sentence) for sentence in _sentences(text))
+
+
 def both_say_no_information(rag_answer: str, ground_truth: str) -> bool:
     """True when the answer and the ground truth both only say no information is available."""
     return says_no_information(rag_answer) and says_no_information(ground_truth)
