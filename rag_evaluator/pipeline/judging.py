@@ -28,7 +28,7 @@ from rag_evaluator.core.fingerprint import (
 )
 from rag_evaluator.core.models import ModelInfo
 from rag_evaluator.core.records import EvaluationItem, TokenUsage
-from rag_evaluator.core.requests import CallOutcome, ModelRequest, too_long_reason
+from rag_evaluator.core.requests import CallOutcome, FailureKind, ModelRequest, too_long_reason
 from rag_evaluator.core.selection import format_numbers, shuffled_order
 from rag_evaluator.core.tasks.base import (
     TOO_LONG,
@@ -472,8 +472,20 @@ class _Recorder:
             )
         )
 
-    def stage_finished(self, key: StageKey, digest: str, outcomes: Sequence[CallOutcome]) -> None:
-        self.writer.append_stage(key, digest, [recorded(outcome) for outcome in outcomes])
+    def stage_finished(
+        self, key: StageKey, digest: str, outcomes: Sequence[CallOutcome | None]
+    ) -> None:
+        """Journal a stage's outcomes so far (``None``: not answered yet). A call that ran out
+        of transient retries is kept as not answered: a resume asks it again (the API may be
+        back) instead of recording the failure for good."""
+        kept = [
+            None
+            if outcome is None or outcome.failure is FailureKind.TRANSIENT
+            else recorded(outcome)
+            for outcome in outcomes
+        ]
+        if any(outcome is not None for outcome in kept):
+            self.writer.append_stage(key, digest, kept)
 
 
 _RESUME_HINT = "run the same command again to resume"

@@ -347,7 +347,9 @@ class FakeAnthropicServer:
         ]
 
     def _script_key(self, recorded: RecordedRequest) -> tuple[str, str] | None:
-        where = recorded.question if recorded.question is not None else recorded.user_message
+        where = recorded.question
+        if where is None and recorded.user_message is not None:
+            where = html.unescape(recorded.user_message)
         if where is None:
             return None
         scripted = [key for key in self._scripts if key[0] == recorded.role]
