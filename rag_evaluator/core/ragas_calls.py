@@ -17,7 +17,7 @@ The scores themselves are computed in ``core/judged_scores.py``, never by the mo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -348,7 +348,9 @@ def _entries(
     return [reply_fields.obj(entry, what) for entry in entries]
 
 
-def verdicts_parser(claims: Sequence[str]):  # type: ignore[no-untyped-def]
+def verdicts_parser(
+    claims: Sequence[str],
+) -> Callable[[Mapping[str, Any]], tuple[ClaimVerdict, ...]]:
     """The parser of a verification reply for ``claims`` (one verdict per claim, in order)."""
     what = "faithfulness verdicts"
 
@@ -366,7 +368,7 @@ def verdicts_parser(claims: Sequence[str]):  # type: ignore[no-untyped-def]
     return parse
 
 
-def contexts_parser(count: int):  # type: ignore[no-untyped-def]
+def contexts_parser(count: int) -> Callable[[Mapping[str, Any]], tuple[ContextJudgement, ...]]:
     """The parser of a context-relevance reply for ``count`` contexts (each index once)."""
     what = "context precision"
 
@@ -388,7 +390,9 @@ def contexts_parser(count: int):  # type: ignore[no-untyped-def]
     return parse
 
 
-def attributions_parser(statements: Sequence[str], context_count: int):  # type: ignore[no-untyped-def]
+def attributions_parser(
+    statements: Sequence[str], context_count: int
+) -> Callable[[Mapping[str, Any]], tuple[Attribution, ...]]:
     """The parser of an attribution reply (one entry per statement, in order)."""
     what = "context recall attributions"
 

@@ -122,7 +122,7 @@ def parser(rubric: Rubric) -> Callable[[Mapping[str, Any]], tuple[CriterionScore
                 reply_fields.whole_number(
                     entry, "score", f"{what} {criterion.name}", scale.low, scale.high
                 ),
-                " ".join(str(entry.get("reasoning", "")).split()),
+                _reasoning(entry),
             )
         missing = [item.name for item in rubric.criteria if item.name not in scored]
         if missing:
@@ -130,6 +130,11 @@ def parser(rubric: Rubric) -> Callable[[Mapping[str, Any]], tuple[CriterionScore
         return tuple(scored[item.name] for item in rubric.criteria)
 
     return parse
+
+
+def _reasoning(entry: Mapping[str, Any]) -> str:
+    value = entry.get("reasoning", "")
+    return " ".join(value.split()) if isinstance(value, str) else ""
 
 
 def request(

@@ -23,7 +23,7 @@ the file reader turns into a line number.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,7 +165,7 @@ def _criterion(data: Any, index: int, seen: dict[str, str]) -> Criterion:
             }[key]
             raise RubricProblem(f"criterion {number} has no {key}. Add {example}", where)
     name = data["name"]
-    if not isinstance(name, str) or not _NAME.fullmatch(name.strip() or "-"):
+    if not isinstance(name, str) or not _NAME.fullmatch(name.strip()):
         raise RubricProblem(
             f"criterion name {name!r} cannot name a column. Use letters, digits, spaces, '-' "
             "or '_', starting with a letter",
@@ -255,13 +255,3 @@ def _inputs(value: Any) -> tuple[str, ...]:
 
 def criteria_columns(rubric: Rubric) -> tuple[str, ...]:
     return tuple(criterion.column for criterion in rubric.criteria)
-
-
-def scores_line(rubric: Rubric, scores: Sequence[tuple[str, int]]) -> str:
-    """``coherence 4/5, harmlessness pass``."""
-    parts = []
-    for name, score in scores:
-        criterion = rubric.criterion(name)
-        if criterion is not None:
-            parts.append(f"{criterion.name} {criterion.scale.shown(score)}")
-    return ", ".join(parts)

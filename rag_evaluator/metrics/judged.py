@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.requests import FailureKind
@@ -163,11 +163,12 @@ def ragas(
 ) -> RagasResult:
     """All four RAGAS metrics and their composite ``ragas_score`` (a metric that failed is
     ``None`` with its reason in ``metric_errors``; nothing is raised for it)."""
-    return run_item(  # type: ignore[return-value]
+    result = run_item(
         _ragas_family(RAGAS_METRICS, answer_relevance, embedding_model),
         _item(question, answer, ground_truth, contexts),
         client,
     )
+    return cast(RagasResult, result)
 
 
 def factual_accuracy(

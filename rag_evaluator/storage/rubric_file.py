@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,10 @@ def _parse_toml(text: str, name: str, path: Path) -> dict[str, Any]:
         ) from error
 
 
-def _toml_locator(text: str):  # type: ignore[no-untyped-def]
+Locator = Callable[[Location], int | None]
+
+
+def _toml_locator(text: str) -> Locator:
     lines = text.splitlines()
 
     def key_line(start: int, end: int, key: str) -> int | None:
@@ -114,7 +118,7 @@ def _toml_locator(text: str):  # type: ignore[no-untyped-def]
     return locate
 
 
-def _parse_yaml(text: str, name: str, path: Path):  # type: ignore[no-untyped-def]
+def _parse_yaml(text: str, name: str, path: Path) -> tuple[Any, Locator]:
     try:
         import yaml
     except ImportError as error:
