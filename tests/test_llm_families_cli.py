@@ -7,6 +7,7 @@ same client, limiter, retries, checkpoint, response cache, estimate and summary.
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from evaluate_support import (
     prepare_workspace,
     read_results,
     run_cli,
+    start_cli_process,
+    wait_until,
 )
 from fakes.anthropic_server import FakeAnthropicServer, Fault
 from fakes.roles import geval_answer
@@ -666,3 +669,94 @@ def test_all_means_the_judge_and_the_offline_families_never_an_llm_family(
     metrics_line = next(line for line in result.stderr.splitlines() if line.startswith("Metrics:"))
     assert metrics_line.startswith("Metrics: judge, lexical")
     assert {request.role for request in fake_anthropic.requests} == {"judge"}
+
+
+def _checkpoint_lines(path: Path) -> list[dict[str, object]]:
+    lines = []
+    for raw in path.read_bytes().split(b"\n")[1:]:
+        try:
+            lines.append(json.loads(raw))
+        except ValueError:
+            continue  # a line being written
+    return lines
+
+
+def _journal_of_unfinished(path: Path) -> int:
+    lines = _checkpoint_lines(path)
+    finished = {line["question_number"] for line in lines if line.get("type") == "question"}
+    return sum(
+        1
+        for line in lines
+        if line.get("type") == "stage" and line["question_number"] not in finished
+    )
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
+def test_kill_9_mid_question_then_resume_pays_for_no_answered_call_again(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    # Slow enough that the run cannot end between the condition and the kill.
+    fake_anthropic.response_delay_seconds = 0.25
+    arguments = [
+        *RUN,
+        "--metrics",
+        "ragas,geval,match",
+        "--answer-relevance",
+        "rating",
+        "--no-cache",
+    ]
+    process = start_cli_process(arguments, workspace.directory)
+    try:
+        # Killed once a question is finished and the next one has answers journaled.
+        wait_until(
+            lambda: any(
+                _journal_of_unfinished(path) >= 2
+                and any(line.get("type") == "question" for line in _checkpoint_lines(path))
+                for path in workspace.checkpoint_files()
+            )
+        )
+        process.kill()
+    finally:
+        process.communicate(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    [checkpoint] = workspace.checkpoint_files()
+    done_before = {
+        int(line["question_number"])  # type: ignore[call-overload]
+        for line in _checkpoint_lines(checkpoint)
+        if line.get("type") == "question"
+    }
+    first_run = len(fake_anthropic.requests)
+    fake_anthropic.response_delay_seconds = 0
+
+    rerun = run_cli(arguments)
+
+    assert rerun.exit_code == 0, rerun.output
+    resumed = fake_anthropic.requests[first_run:]
+    assert not {QUESTION[number] for number in done_before} & {r.question for r in resumed}
+    paid = [request_key(request) for request in paid_requests(fake_anthropic)]
+    repeated = [key for key in set(paid) if paid.count(key) > 1]
+    # Only a call in flight at the kill (one at --concurrency 1) can have been answered
+    # without being journaled; the journaled ones are replayed.
+    assert len(repeated) <= 1, [key[:2] for key in repeated]
+    results = only_results(workspace.directory)
+    assert all(row["Error"] == "" and row["factual_grade"] == "A" for row in results.rows)
+    assert results.summary["Judge Calls"] == str(len(paid))
+
+
+def test_the_exact_estimate_counts_each_familys_first_request(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    arguments = [*RUN, "--metrics", "ragas,geval", "--answer-relevance", "rating", "--no-cache"]
+    local = run_cli(arguments)
+    exact = run_cli([*arguments, "--exact-estimate"])
+
+    assert local.exit_code == exact.exit_code == 0, exact.output
+    counted = [r for r in fake_anthropic.all_requests if r.path == "/v1/messages/count_tokens"]
+    assert len(counted) == 10  # 5 questions, the first request of each family
+    first, second = (read_results(path) for path in workspace.results())
+
+    def low_end(results: object) -> float:
+        return float(results.summary["Estimated Cost"].split()[0].lstrip("$"))  # type: ignore[attr-defined]
+
+    # The fake counts characters / 4 and adds no request overhead: below the local estimate.
+    assert 0 < low_end(second) < low_end(first)

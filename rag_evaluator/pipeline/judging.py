@@ -378,7 +378,12 @@ def _exact_estimates(
     count_tokens: Callable[[ModelRequest], int],
     concurrency: int,
 ) -> dict[str, list[CallEstimate]]:
-    """Replace the first calls' input-token estimates by the API's own counts."""
+    """Correct the input-token estimates by the API's own count of each first request.
+
+    A family's estimate is scaled by the ratio of the counted tokens to the first request's
+    local estimate (low and high alike): for a one-call family that is exactly the count per
+    call; for a family whose calls differ (RAGAS) the first call's ratio stands for all.
+    """
     distinct: dict[str, ModelRequest] = {}
     for _, request, _ in first_requests:
         distinct.setdefault(request.digest(), request)
@@ -390,8 +395,10 @@ def _exact_estimates(
         exact[family].append(
             replace(
                 estimate,
-                input_tokens_low=tokens * estimate.calls_low,
-                input_tokens_high=tokens * estimate.calls_high,
+                input_tokens_low=estimate.input_tokens_low * tokens / request.input_tokens_low(),
+                input_tokens_high=(
+                    estimate.input_tokens_high * tokens / request.input_tokens_high()
+                ),
             )
         )
     logger.info("Exact estimate: counted %d distinct first request(s)", len(distinct))
