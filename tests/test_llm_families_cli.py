@@ -413,6 +413,38 @@ def test_a_refusal_empties_that_metric_with_the_reason(
         assert results.row(number)["Error"] == ""
 
 
+MALFORMED = [
+    (
+        "verdicts",
+        "ragas: faithfulness: faithfulness verdicts: the reply lacks the 'verdicts' field",
+    ),
+    (
+        "contexts",
+        "ragas: context_precision: context precision: the reply lacks the 'contexts' field",
+    ),
+    ("correctness", "geval: G-Eval: the reply lacks the 'consistency' field"),
+    ("label", "classify: classification: the reply lacks the 'label' field"),
+    ("is_matching", "match: match: the reply lacks the 'is_matching' field"),
+    ("criteria", "rubric: rubric: the reply lacks the 'criteria' field"),
+]
+
+
+@pytest.mark.parametrize(("role", "reason"), MALFORMED, ids=[item[0] for item in MALFORMED])
+def test_a_reply_missing_its_field_is_asked_again_then_reported(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer, role: str, reason: str
+) -> None:
+    field = "consistency" if role == "correctness" else role
+    fake_anthropic.script_role(role, QUESTION[2], Fault.missing_field(field))
+
+    result = run_cli([*RUN, "--metrics", ALL_LLM.replace("judge,", ""), "--rubric", "rubric.toml"])
+
+    assert result.exit_code == 1, result.output
+    assert len(fake_anthropic.requests_for(role, QUESTION[2])) == 3
+    results = only_results(workspace.directory)
+    assert results.row(2)["Error"] == f"{reason}; gave up after 3 calls"
+    assert all(results.row(number)["Error"] == "" for number in (1, 3, 4, 5))
+
+
 def test_an_uncertain_answer_is_dont_know_without_a_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_anthropic: FakeAnthropicServer
 ) -> None:
