@@ -21,6 +21,7 @@ from rag_evaluator.pipeline.evaluate import (
     RunPlan,
     run_evaluation,
 )
+from rag_evaluator.pipeline.judged_families import AUTO, LlmFamilyOptions
 from rag_evaluator.pipeline.metric_families import JUDGE_FAMILY
 from rag_evaluator.pipeline.metrics import MetricOptions
 from rag_evaluator.pipeline.report import report_for_run
@@ -31,7 +32,8 @@ _DEFAULT_REQUEST = EvaluateRequest(Path(), Path(), Path(), Path())
 
 EVALUATE_HELP = f"""Score every RAG answer: Claude judges precision, recall and accuracy (the
 judge family), and offline metric families (lexical, overlap, retrieval, semantic) score
-beside it.
+beside it. More model-judged families on request: ragas, geval, classify, match and
+rubric (--rubric FILE).
 
 \b
 Inputs (in the current folder unless given):
@@ -112,6 +114,8 @@ class ConsoleInteraction:
         console.info(f"Metrics: {', '.join(plan.families.names())}")
         if plan.model is None:
             return
+        for note in plan.family_notes:
+            console.info(note)
         console.info(f"Model: {plan.model.model_id}")
         console.info(f"Prompt: {plan.prompt_origin}")
         if plan.seed_was_drawn:
@@ -152,6 +156,9 @@ class ConsoleInteraction:
                 f"Estimated cost: {dollar_range(estimate.low_usd, estimate.high_usd)} "
                 f"({estimate.expected_calls_low} to {estimate.expected_calls_high} calls{extra})"
             )
+            if len(estimate.families) > 1:
+                for family in estimate.families:
+                    console.info(f"  {family.describe()}")
             if plan.max_cost is not None:
                 console.info(f"Budget: stops before spending more than ${plan.max_cost:.2f}")
 
@@ -189,8 +196,9 @@ def evaluate_command(
         str,
         typer.Option(
             "--metrics",
-            help="Comma list of metric families: judge, lexical, overlap, retrieval, "
-            "semantic; or all.",
+            help="Comma list of metric families: judge, ragas, geval, classify, match, "
+            "rubric (model-judged), lexical, overlap, retrieval, semantic (offline); or all "
+            "(the judge and every offline family).",
         ),
     ] = JUDGE_FAMILY,
     yes: Annotated[
@@ -326,6 +334,23 @@ def evaluate_command(
             help="Semantic metrics: the BERTScore model (local folder or cached name).",
         ),
     ] = None,
+    rubric: Annotated[
+        Path | None,
+        typer.Option(
+            "--rubric",
+            help="The rubric family's criteria: a .toml or .yaml file (name, description and "
+            "scale per criterion).",
+        ),
+    ] = None,
+    answer_relevance: Annotated[
+        str,
+        typer.Option(
+            "--answer-relevance",
+            help="RAGAS answer relevance: embeddings (generated questions compared with the "
+            "semantic model), rating (a direct rating call), or auto (embeddings when the "
+            "semantic extra is installed).",
+        ),
+    ] = AUTO,
     fail_under: Annotated[
         str | None,
         typer.Option(
@@ -371,6 +396,11 @@ def evaluate_command(
         exact_estimate=exact_estimate,
         max_cost=max_cost,
         fail_under=thresholds,
+        llm_options=LlmFamilyOptions(
+            rubric_path=rubric,
+            answer_relevance=answer_relevance,
+            embedding_model=embedding_model,
+        ),
     )
     interaction = ConsoleInteraction(assume_yes=yes)
     try:

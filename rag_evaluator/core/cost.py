@@ -36,6 +36,39 @@ _PER_MILLION = 1_000_000
 
 
 @dataclass(frozen=True)
+class FamilyCost:
+    """One model-judged family's share of an estimate (for the pre-run summary)."""
+
+    family: str
+    questions: int
+    calls_low: int
+    calls_high: int
+    output_tokens_low: int
+    output_tokens_high: int
+    low_usd: float
+    high_usd: float
+
+    def describe(self) -> str:
+        """``ragas: $0.0100 to $0.0300, 24 calls (6 per question), 960 to 3,600 output tokens``."""
+        calls = (
+            f"{self.calls_low}"
+            if self.calls_low == self.calls_high
+            else f"{self.calls_low} to {self.calls_high}"
+        )
+        per_question = ""
+        if self.questions:
+            low = self.calls_low / self.questions
+            high = self.calls_high / self.questions
+            shown = f"{low:.3g}" if round(low, 2) == round(high, 2) else f"{low:.3g}-{high:.3g}"
+            per_question = f" ({shown} per question)"
+        return (
+            f"{self.family}: {dollar_range(self.low_usd, self.high_usd)}, {calls} calls"
+            f"{per_question}, {self.output_tokens_low:,} to {self.output_tokens_high:,} output "
+            "tokens"
+        )
+
+
+@dataclass(frozen=True)
 class CostEstimate:
     """The expected range of a run's API calls, tokens and dollars."""
 
@@ -51,6 +84,7 @@ class CostEstimate:
     cached_questions: int = 0
     batch: bool = False
     prompt_caching: bool = False
+    families: tuple[FamilyCost, ...] = ()
 
     @classmethod
     def nothing(cls, cached_questions: int = 0, batch: bool = False) -> CostEstimate:
@@ -95,8 +129,10 @@ def estimate_cost(
     prompt_caching: Mapping[str, bool] | None = None,
     questions: int | None = None,
     cached_questions: int = 0,
+    family_questions: Mapping[str, int] | None = None,
 ) -> CostEstimate:
-    """The cost range of the calls that ``estimates`` (family name -> one per question) expect.
+    """The cost range of the calls that ``estimates`` (family name -> one per question, or
+    their running sums, with ``family_questions`` saying how many questions each covers) expect.
 
     ``prompt_caching`` says, per family, whether its system prompt is sent marked for caching.
     """
@@ -117,21 +153,36 @@ def estimate_cost(
                 system_low[family] = estimate.system_tokens_low()
                 system_high[family] = estimate.system_tokens_high()
     low_usd = high_usd = 0.0
+    family_costs: list[FamilyCost] = []
     for family, (calls_low, calls_high, in_low, in_high, out_low, out_high) in totals.items():
         if caching.get(family) and family in system_low:
-            low_usd += _cached_input_dollars(calls_low, in_low, system_low[family], model)
+            family_low = _cached_input_dollars(calls_low, in_low, system_low[family], model)
             if batch:
-                high_usd += _input_dollars(in_high, model)
+                family_high = _input_dollars(in_high, model)
             else:
-                high_usd += _cached_input_dollars(calls_high, in_high, system_high[family], model)
+                family_high = _cached_input_dollars(calls_high, in_high, system_high[family], model)
         else:
-            low_usd += _input_dollars(in_low, model)
-            high_usd += _input_dollars(in_high, model)
-        low_usd += _output_dollars(out_low, model)
-        high_usd += _output_dollars(out_high, model)
-    if batch:
-        low_usd *= BATCH_DISCOUNT
-        high_usd *= BATCH_DISCOUNT
+            family_low = _input_dollars(in_low, model)
+            family_high = _input_dollars(in_high, model)
+        family_low += _output_dollars(out_low, model)
+        family_high += _output_dollars(out_high, model)
+        if batch:
+            family_low *= BATCH_DISCOUNT
+            family_high *= BATCH_DISCOUNT
+        low_usd += family_low
+        high_usd += family_high
+        family_costs.append(
+            FamilyCost(
+                family=family,
+                questions=(family_questions or {}).get(family, len(estimates[family])),
+                calls_low=round(calls_low),
+                calls_high=round(calls_high + 0.4999),
+                output_tokens_low=round(out_low),
+                output_tokens_high=round(out_high),
+                low_usd=family_low,
+                high_usd=family_high,
+            )
+        )
     sums = [sum(total[index] for total in totals.values()) for index in range(6)]
     question_count = (
         questions
@@ -151,6 +202,7 @@ def estimate_cost(
         cached_questions=cached_questions,
         batch=batch,
         prompt_caching=any(caching.get(family) for family in totals),
+        families=tuple(family_costs),
     )
 
 

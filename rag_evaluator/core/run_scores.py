@@ -3,8 +3,10 @@
 The rule for which columns are metrics (so that columns added later are handled without
 code changes):
 
-- the item columns (Question Number, Question, Ground Truth, RAG Answer) and the judge's
-  text columns (Reasoning, Consensus, Votes, Error, Note) are never metrics;
+- the item columns (Question Number, Question, Ground Truth, RAG Answer), the judge's
+  text columns (Reasoning, Consensus, Votes, Error, Note) and the LLM families' text and
+  label columns (``LLM_FAMILY_TEXT_COLUMNS``: reasons, details, grades, labels, methods,
+  the G-Eval confidence) are never metrics;
 - a column whose non-empty cells are all exactly ``0`` or ``1`` is a **binary** metric;
 - a column whose non-empty cells are all numbers, at least one of them written with a
   decimal point or an exponent (``0.6291``, ``1.0000``, ``1e-05``), is a **continuous**
@@ -13,10 +15,12 @@ code changes):
   written as whole numbers other than 0 and 1, free text. A column with no value at all
   cannot be classified and is listed as empty.
 
-A metric cell is *scored* when it is non-empty. A row whose ``Error`` cell is filled is
-unscored for the judge's own columns (Precision, Recall, Accuracy) whatever they hold; an
-offline metric's cell on such a row still counts, because the judge's failure does not
-touch it.
+A metric cell is *scored* when it is non-empty. A row whose ``Error`` cell holds the
+judge's error is unscored for the judge's own columns (Precision, Recall, Accuracy) whatever
+they hold; any other metric's cell on such a row still counts, because the judge's failure
+does not touch it. With several model-judged families the Error cell names each failing
+family (``judge: …; ragas: …``, the judge first), so an error of another family alone does
+not unscore the judge's columns.
 """
 
 from __future__ import annotations
@@ -39,6 +43,21 @@ ERROR = "Error"
 NOTE = "Note"
 
 JUDGE_METRICS = (PRECISION, RECALL, ACCURACY)
+# Text, label and grade columns of the LLM-judged families (issue 10), and the G-Eval
+# confidence (a 0-100 self-assessment, not a score of the answer).
+LLM_FAMILY_TEXT_COLUMNS = (
+    "ragas_answer_relevance_method",
+    "ragas_details",
+    "factual_grade",
+    "factual_confidence",
+    "factual_reasoning",
+    "answer_class",
+    "classify_reasoning",
+    "match_reasoning",
+    "rubric_reasoning",
+)
+# How the Error cell names the other model-judged families when several ran.
+_OTHER_FAMILY_ERROR = re.compile(r"(?:ragas|geval|classify|match|rubric): ")
 NON_METRIC_COLUMNS = (
     QUESTION_NUMBER,
     QUESTION,
@@ -49,6 +68,7 @@ NON_METRIC_COLUMNS = (
     VOTES,
     ERROR,
     NOTE,
+    *LLM_FAMILY_TEXT_COLUMNS,
 )
 
 # A number with a decimal point or an exponent: 0.6291, .5, 1.0000, 1e-05.
@@ -120,6 +140,19 @@ class RunScores:
     empty_columns: tuple[str, ...] = ()  # possible metrics with no value in any row
 
 
+def judge_error(error_cell: str) -> bool:
+    """Whether a row's Error cell holds the judge's own error.
+
+    A judge-only table writes the reason alone; a table of several model-judged families
+    prefixes each family's reason with its name, the judge first, so a cell that starts with
+    another family's name holds no judge error.
+    """
+    text = error_cell.strip()
+    if not text:
+        return False
+    return _OTHER_FAMILY_ERROR.match(text) is None
+
+
 @dataclass(frozen=True)
 class TableRow:
     """One data row of a results table: its number and its cells by header."""
@@ -153,7 +186,7 @@ def build_run_scores(
         unscored: list[int] = []
         for row in rows:
             cell = row.cells.get(header, "").strip()
-            judge_failed = header in JUDGE_METRICS and row.cells.get(ERROR, "").strip()
+            judge_failed = header in JUDGE_METRICS and judge_error(row.cells.get(ERROR, ""))
             if not cell or judge_failed:
                 unscored.append(row.question_number)
             else:

@@ -15,6 +15,11 @@ Semantic functions take embedding vectors (any sequences of floats, numpy arrays
 ``answer_hallucination(answer, contexts, model_name)`` and ``evaluate_all(...)`` embed for
 you, in one batched call. ``compute_offline_metrics`` scores whole ``EvaluationItem`` lists
 the way ``rag-eval evaluate --metrics ...`` does.
+
+The LLM-judged metrics (``faithfulness``, ``context_precision``, ``context_recall``,
+``ragas_answer_relevance``, ``ragas``, ``factual_accuracy``, ``classify_answer``,
+``is_matching``, ``rubric_scores``) take one item and a model client from
+``judge_client()``; see ``rag_evaluator.metrics.judged`` (the block at the end).
 """
 
 from __future__ import annotations
@@ -219,4 +224,34 @@ __all__ = [
     "semantic_similarity",
     "similarity_matches",
     "split_sentences",
+]
+
+
+# --- LLM-judged metrics (issue 10): one item through a model client --------------------------
+from rag_evaluator.metrics.judged import (  # noqa: E402 - kept apart from the offline block
+    classify_answer,
+    context_precision,
+    context_recall,
+    factual_accuracy,
+    faithfulness,
+    is_matching,
+    judge_client,
+    load_rubric,
+    ragas,
+    ragas_answer_relevance,
+    rubric_scores,
+)
+
+__all__ += [
+    "classify_answer",
+    "context_precision",
+    "context_recall",
+    "factual_accuracy",
+    "faithfulness",
+    "is_matching",
+    "judge_client",
+    "load_rubric",
+    "ragas",
+    "ragas_answer_relevance",
+    "rubric_scores",
 ]

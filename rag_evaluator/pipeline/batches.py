@@ -103,9 +103,9 @@ class BatchRunner:
         budget_error: BudgetExhaustedError | None = None
         while waiting and budget_error is None:
             pending = [
-                _Pending(run, index, request, custom_id(run.key, index))
+                _Pending(run, index, run.stage[index], custom_id(run.key, index))
                 for run in waiting
-                for index, request in enumerate(run.stage)
+                for index in run.missing()
             ]
             try:
                 self._resolve(pending)
@@ -122,6 +122,10 @@ class BatchRunner:
                     recorder.stage_finished(finished_key, digest, outcomes)
                     next_waiting.append(run)
                 else:
+                    siblings = active.get(run.question_number, [])
+                    if any(other.result is None for other in siblings):
+                        # Done, but another family of the question is not: keep its cost.
+                        recorder.stage_finished(finished_key, digest, outcomes)
                     self._finish_if_done(run.question_number, active, known)
             waiting = next_waiting
         if budget_error is not None:

@@ -27,7 +27,13 @@ from typing import Any, Protocol
 from rag_evaluator.core.records import EvaluationItem, TokenUsage
 from rag_evaluator.core.requests import CallOutcome, FailureKind, ModelRequest
 from rag_evaluator.core.tasks.base import FamilyResult, JudgedFamily, QuestionRecord, Stage
-from rag_evaluator.errors import BudgetExhaustedError, JudgeUnavailableError, RunStoppedError
+from rag_evaluator.errors import (
+    BudgetExhaustedError,
+    JudgeFatalError,
+    JudgeUnavailableError,
+    RagEvalError,
+    RunStoppedError,
+)
 from rag_evaluator.storage.checkpoint import RecordedOutcome, RecordedStage, StageKey
 
 logger = logging.getLogger(__name__)
@@ -57,7 +63,7 @@ class EngineListener(Protocol):
     def question_finished(self, record: QuestionRecord) -> None: ...
 
     def stage_finished(
-        self, key: StageKey, digest: str, outcomes: Sequence[CallOutcome]
+        self, key: StageKey, digest: str, outcomes: Sequence[CallOutcome | None]
     ) -> None: ...
 
 
@@ -115,7 +121,11 @@ class FamilyRun:
         return (self.question_number, self.family.name, self.stage_index)
 
     def start(self, journal: Mapping[StageKey, RecordedStage]) -> Stage | None:
-        """Begin the task, replaying stages recorded by an earlier run; the first stage to send."""
+        """Begin the task, replaying stages recorded by an earlier run; the first stage to send.
+
+        A stage recorded in part (some of its calls had answered when the run stopped) comes
+        back with those outcomes filled in: only ``missing()`` requests are sent again.
+        """
         stage = self._advance(None)
         while stage is not None:
             saved = journal.get(self.key)
@@ -124,15 +134,26 @@ class FamilyRun:
             if len(saved.outcomes) != len(stage):
                 return stage
             outcomes = [
-                replayed(request, outcome)
+                None if outcome is None else replayed(request, outcome)
                 for request, outcome in zip(stage, saved.outcomes, strict=True)
             ]
-            if any(item is None for item in outcomes):
-                return stage
+            if any(
+                item is None and outcome is not None
+                for item, outcome in zip(outcomes, saved.outcomes, strict=True)
+            ):
+                return stage  # an answer that no longer parses: ask the whole stage again
             for outcome in outcomes:
-                self.account(outcome)  # type: ignore[arg-type]
+                if outcome is not None:
+                    self.account(outcome)
+            if any(item is None for item in outcomes):
+                self.outcomes = outcomes
+                return stage
             stage = self._advance(tuple(outcomes))  # type: ignore[arg-type]
         return None
+
+    def missing(self) -> list[int]:
+        """The indices of the current stage's requests that still need an outcome."""
+        return [index for index, outcome in enumerate(self.outcomes) if outcome is None]
 
     def account(self, outcome: CallOutcome) -> None:
         self.usage = self.usage + outcome.usage
@@ -249,7 +270,8 @@ class DirectEngine:
         self._active: dict[int, _ActiveQuestion] = {}
         self._in_flight = 0
         self._sequence = 0
-        self._draining: BudgetExhaustedError | None = None
+        # Why the run is stopping while the calls in flight finish (a budget or fatal error).
+        self._draining: RagEvalError | None = None
         self._threads: list[threading.Thread] = []
 
     # -- the main thread ----------------------------------------------------------------------
@@ -305,7 +327,8 @@ class DirectEngine:
         self._finish_if_done(active)
 
     def _submit(self, active: _ActiveQuestion, run: FamilyRun, stage: Stage) -> None:
-        for index, request in enumerate(stage):
+        for index in run.missing():
+            request = stage[index]
             self._sequence += 1
             ticket = _Ticket(
                 (active.position, self._sequence),
@@ -324,6 +347,9 @@ class DirectEngine:
         run = active.runs[ticket.family]
         outcomes = run.deliver(ticket.index, outcome)
         if outcomes is None:
+            # Part of a stage: keep this answer, so a stop before the rest of the stage is
+            # answered never pays for it again.
+            self._listener.stage_finished(run.key, stage_digest(run.stage), run.outcomes)
             return
         finished_key = run.key
         digest = stage_digest(run.stage)
@@ -336,6 +362,10 @@ class DirectEngine:
             else:
                 self._abandon(active)
             return
+        if any(other.result is None for other in active.runs.values()):
+            # This family is done but another of the question is not: keep what it cost, so a
+            # stop before the question's line is written never pays for these calls again.
+            self._listener.stage_finished(finished_key, digest, outcomes)
         self._finish_if_done(active)
 
     def _abandon(self, active: _ActiveQuestion) -> None:
@@ -347,10 +377,12 @@ class DirectEngine:
             if active is not None:
                 self._abandon(active)
             return
-        if isinstance(error, BudgetExhaustedError):
-            # Stop starting calls, but let the calls in flight finish and be recorded.
+        if isinstance(error, BudgetExhaustedError | JudgeFatalError):
+            # Stop starting calls, but let the calls already in flight finish and be recorded:
+            # they are paid for, so a resume must not ask them again.
             if self._draining is None:
-                logger.warning(error.message, extra={"terminal": False})
+                if isinstance(error, BudgetExhaustedError):
+                    logger.warning(error.message, extra={"terminal": False})
                 self._draining = error
                 self.stop.set()
             active = self._active.get(ticket.question_number)
@@ -409,6 +441,9 @@ class DirectEngine:
             try:
                 outcome = self._call(ticket.request, f"question {ticket.question_number}")
             except BaseException as error:  # reported to the main thread, which decides
+                if isinstance(error, BudgetExhaustedError | JudgeFatalError):
+                    # No worker starts another call once one of these is known.
+                    self.stop.set()
                 self._done.put((ticket, error))
             else:
                 self._done.put((ticket, outcome))

@@ -34,6 +34,13 @@ from rag_evaluator.core.tasks.base import JudgedFamily, QuestionRecord
 from rag_evaluator.core.tasks.judge import JudgeFamily
 from rag_evaluator.core.voting import DEFAULT_HEDGE_PHRASES
 from rag_evaluator.errors import ConfigError, UsageError
+from rag_evaluator.pipeline.judged_families import (
+    LlmFamilyOptions,
+    LlmFamilySetup,
+    build_llm_families,
+    prepare_llm_families,
+    ragas_input_warnings,
+)
 from rag_evaluator.pipeline.judging import (
     EvaluationInterrupted,
     JudgingOptions,
@@ -135,6 +142,8 @@ class EvaluateRequest:
     exact_estimate: bool = False
     max_cost: float | None = None
     fail_under: tuple[Threshold, ...] = ()
+    # The LLM families' options (--rubric, --answer-relevance; issue 10).
+    llm_options: LlmFamilyOptions = field(default_factory=LlmFamilyOptions)
 
 
 @dataclass(frozen=True)
@@ -173,6 +182,8 @@ class RunPlan:
     concurrency: int = 1
     batch: bool = False
     max_cost: float | None = None
+    # What the LLM families will do (answer relevance method, rubric criteria).
+    family_notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -191,11 +202,21 @@ class RunOutcome:
 
 @dataclass(frozen=True)
 class _JudgeSetup:
-    """What judging needs; absent when the run computes offline metrics only."""
+    """What judging needs; absent when the run computes offline metrics only.
+
+    ``judge`` says whether the precision/recall/accuracy judge runs (its prompt is then
+    ``system_prompt``); ``llm`` holds the other model-judged families' setup.
+    """
 
     api_key: str
     model: ModelInfo
     system_prompt: SystemPrompt
+    judge: bool = True
+    llm: LlmFamilySetup = field(default_factory=lambda: LlmFamilySetup((), None, "", None))
+
+
+# The Prompt summary line of a run without the judge: each LLM family has its own prompts.
+FAMILY_PROMPTS_ORIGIN = "built-in prompts of the families"
 
 
 def _log_request(request: EvaluateRequest) -> None:
@@ -204,7 +225,7 @@ def _log_request(request: EvaluateRequest) -> None:
         "rag-eval %s evaluate: questions=%s ground_truth=%s answers=%s model=%s metrics=%s "
         "prompt=%s seed=%s delay=%ss max_retries=%s timeout=%ss output_dir=%s "
         "checkpoint_dir=%s hedge_phrases=%s concurrency=%s batch=%s cache=%s limit=%s "
-        "max_cost=%s score_missing=%s working_directory=%s",
+        "max_cost=%s score_missing=%s rubric=%s answer_relevance=%s working_directory=%s",
         __version__,
         request.questions_path,
         request.ground_truth_path,
@@ -225,6 +246,8 @@ def _log_request(request: EvaluateRequest) -> None:
         request.limit,
         request.max_cost,
         request.score_missing,
+        request.llm_options.rubric_path,
+        request.llm_options.answer_relevance,
         request.working_directory,
     )
 
@@ -245,15 +268,26 @@ def _missing_key_message(families: MetricFamilies) -> str:
 
 
 def _judge_setup(
-    request: EvaluateRequest, settings: Settings, families: MetricFamilies
+    request: EvaluateRequest,
+    settings: Settings,
+    families: MetricFamilies,
+    llm: LlmFamilySetup,
 ) -> _JudgeSetup | None:
-    if not families.judge:
+    if not families.model_judged:
         return None
     model = resolve_model(request.model)
     if settings.api_key is None:
         raise ConfigError(_missing_key_message(families))
+    if not families.judge:
+        if request.prompt_path is not None:
+            logger.warning(
+                "--prompt is the judge family's prompt and the judge does not run: it is ignored"
+            )
+        return _JudgeSetup(
+            settings.api_key, model, SystemPrompt("", FAMILY_PROMPTS_ORIGIN), False, llm
+        )
     prompt = load_system_prompt(request.prompt_path, request.working_directory)
-    return _JudgeSetup(settings.api_key, model, prompt)
+    return _JudgeSetup(settings.api_key, model, prompt, True, llm)
 
 
 def _check_request(request: EvaluateRequest) -> None:
@@ -277,7 +311,8 @@ def run_evaluation(
     _log_request(request)
     _check_request(request)
     families = parse_metric_families(request.metrics)
-    if families.judge:
+    llm = prepare_llm_families(families.llm, request.llm_options, request.working_directory)
+    if families.model_judged:
         resolve_model(request.model)  # an unknown model is reported before any file is read
 
     questions = load_questions(request.questions_path)
@@ -292,7 +327,7 @@ def run_evaluation(
     check_offline_ready(families, request.metric_options)
     # A threshold on a metric this run will not compute is a usage error, found before any
     # question is scored or paid for.
-    setup = _judge_setup(request, settings, families)
+    setup = _judge_setup(request, settings, families, llm)
     resolve_thresholds(
         request.fail_under,
         computed_metrics(
@@ -361,7 +396,9 @@ def _offline_run(
 
 
 def _judged_families(request: EvaluateRequest, setup: _JudgeSetup) -> tuple[JudgedFamily[Any], ...]:
-    return (JudgeFamily(setup.system_prompt.text, request.hedge_phrases),)
+    """The run's model-judged families in column order: the judge, then the LLM families."""
+    judge = [JudgeFamily(setup.system_prompt.text, request.hedge_phrases)] if setup.judge else []
+    return (*judge, *build_llm_families(setup.llm))
 
 
 def _checkpoint_location(request: EvaluateRequest, settings: Settings) -> Path:
@@ -482,14 +519,19 @@ def _judged_run(
                     count_tokens=client.count_input_tokens,
                 )
         run_plan = _run_plan(base_plan, request, setup, plan)
+        selected_numbers = set(plan.selected)
+        selected = [item for item in items if item.question_number in selected_numbers]
+        for warning in ragas_input_warnings(setup.llm.names, selected):
+            logger.warning(warning)
         interaction.show_plan(run_plan)
         if plan.sends_calls and not interaction.confirm("Proceed?", default=True):
             logger.info("The user declined to proceed; nothing was evaluated")
             return RunOutcome(declined=True, exit_code=EXIT_ALL_SCORED)
         # Found out now, not after every question has been paid for.
         prepare_output_directory(request.output_dir)
-        selected_numbers = set(plan.selected)
-        selected = [item for item in items if item.question_number in selected_numbers]
+        if plan.sends_calls and setup.llm.question_embeddings is not None:
+            # Loaded now, so a model that cannot load stops the run before the first call.
+            setup.llm.question_embeddings.load()
         metric_columns, metric_scores = compute_offline(
             base_plan.families, selected, request.metric_options, interaction.info
         )
@@ -549,6 +591,7 @@ def _run_plan(
         concurrency=request.concurrency,
         batch=request.batch,
         max_cost=request.max_cost,
+        family_notes=tuple(setup.llm.describe()),
     )
 
 

@@ -28,7 +28,7 @@ from rag_evaluator.core.fingerprint import (
 )
 from rag_evaluator.core.models import ModelInfo
 from rag_evaluator.core.records import EvaluationItem, TokenUsage
-from rag_evaluator.core.requests import CallOutcome, ModelRequest, too_long_reason
+from rag_evaluator.core.requests import CallOutcome, FailureKind, ModelRequest, too_long_reason
 from rag_evaluator.core.selection import format_numbers, shuffled_order
 from rag_evaluator.core.tasks.base import (
     TOO_LONG,
@@ -283,6 +283,7 @@ def plan_judging(
     jobs: list[QuestionJob] = []
     # One running sum per family: a list per question would hold a million estimates.
     totals: dict[str, CallEstimate] = {}
+    counted: dict[str, int] = {}  # the questions each sum covers
     # The first requests are only kept to be counted by the API (--exact-estimate).
     first_requests: list[tuple[str, ModelRequest, CallEstimate]] = []
     cached_questions = 0
@@ -329,6 +330,7 @@ def plan_judging(
                 continue
             estimate = family.estimate(item, stage)
             totals[family.name] = totals.get(family.name, CallEstimate.none()) + estimate
+            counted[family.name] = counted.get(family.name, 0) + 1
             if count_tokens is not None:
                 first_requests.append((family.name, stage[0], estimate))
             to_run.append(family)
@@ -339,8 +341,10 @@ def plan_judging(
         sending_questions += sends
         jobs.append(QuestionJob(number, item, tuple(to_run), known))
     estimates = {name: [total] for name, total in totals.items()}
+    family_questions: dict[str, int] | None = counted
     if count_tokens is not None and first_requests:
         estimates = _exact_estimates(first_requests, count_tokens, options.concurrency)
+        family_questions = None
     caching = {
         family.name: caches_system_prompt(_system_prompt(family), options.model)
         for family in options.families
@@ -352,6 +356,7 @@ def plan_judging(
         prompt_caching=caching,
         questions=sending_questions,
         cached_questions=cached_questions,
+        family_questions=family_questions,
     )
     sends_calls = any(values for values in estimates.values())
     chosen = set(selected)
@@ -380,7 +385,12 @@ def _exact_estimates(
     count_tokens: Callable[[ModelRequest], int],
     concurrency: int,
 ) -> dict[str, list[CallEstimate]]:
-    """Replace the first calls' input-token estimates by the API's own counts."""
+    """Correct the input-token estimates by the API's own count of each first request.
+
+    A family's estimate is scaled by the ratio of the counted tokens to the first request's
+    local estimate (low and high alike): for a one-call family that is exactly the count per
+    call; for a family whose calls differ (RAGAS) the first call's ratio stands for all.
+    """
     distinct: dict[str, ModelRequest] = {}
     for _, request, _ in first_requests:
         distinct.setdefault(request.digest(), request)
@@ -392,8 +402,10 @@ def _exact_estimates(
         exact.setdefault(family, []).append(
             replace(
                 estimate,
-                input_tokens_low=tokens * estimate.calls_low,
-                input_tokens_high=tokens * estimate.calls_high,
+                input_tokens_low=estimate.input_tokens_low * tokens / request.input_tokens_low(),
+                input_tokens_high=(
+                    estimate.input_tokens_high * tokens / request.input_tokens_high()
+                ),
             )
         )
     logger.info("Exact estimate: counted %d distinct first request(s)", len(distinct))
@@ -468,8 +480,20 @@ class _Recorder:
             )
         )
 
-    def stage_finished(self, key: StageKey, digest: str, outcomes: Sequence[CallOutcome]) -> None:
-        self.writer.append_stage(key, digest, [recorded(outcome) for outcome in outcomes])
+    def stage_finished(
+        self, key: StageKey, digest: str, outcomes: Sequence[CallOutcome | None]
+    ) -> None:
+        """Journal a stage's outcomes so far (``None``: not answered yet). A call that ran out
+        of transient retries is kept as not answered: a resume asks it again (the API may be
+        back) instead of recording the failure for good."""
+        kept = [
+            None
+            if outcome is None or outcome.failure is FailureKind.TRANSIENT
+            else recorded(outcome)
+            for outcome in outcomes
+        ]
+        if any(outcome is not None for outcome in kept):
+            self.writer.append_stage(key, digest, kept)
 
 
 _RESUME_HINT = "run the same command again to resume"

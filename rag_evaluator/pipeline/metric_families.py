@@ -1,9 +1,11 @@
 """``--metrics``: which metric families a run computes, and the offline ones' computation.
 
-``judge`` is Claude's precision/recall/accuracy; the offline families come from
+``judge`` is Claude's precision/recall/accuracy; ``ragas``, ``geval``, ``classify``, ``match``
+and ``rubric`` are the other model-judged (LLM) families; the offline families come from
 ``pipeline/metrics.py``. ``all`` means the judge plus every offline family whose inputs are
 present in the files and whose optional dependencies are installed (a family left out for
-want of its extra is named in a warning with the install command).
+want of its extra is named in a warning with the install command). ``all`` never adds an LLM
+family: each multiplies the run's calls and cost, so it must be named.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ logger = logging.getLogger(__name__)
 
 JUDGE_FAMILY = "judge"
 ALL_FAMILIES = "all"
-KNOWN_FAMILIES = (JUDGE_FAMILY, *OFFLINE_FAMILIES)
+# The model-judged families besides the judge, in column order (issue 10).
+LLM_FAMILIES = ("ragas", "geval", "classify", "match", "rubric")
+KNOWN_FAMILIES = (JUDGE_FAMILY, *LLM_FAMILIES, *OFFLINE_FAMILIES)
 
 
 @dataclass(frozen=True)
@@ -40,9 +44,15 @@ class MetricFamilies:
     judge: bool
     offline: tuple[str, ...] = ()
     wants_all: bool = False
+    llm: tuple[str, ...] = ()
+
+    @property
+    def model_judged(self) -> bool:
+        """Whether any family of the run calls the model (the judge or an LLM family)."""
+        return self.judge or bool(self.llm)
 
     def names(self) -> list[str]:
-        return ([JUDGE_FAMILY] if self.judge else []) + list(self.offline)
+        return ([JUDGE_FAMILY] if self.judge else []) + list(self.llm) + list(self.offline)
 
 
 def parse_metric_families(raw: str) -> MetricFamilies:
@@ -63,6 +73,7 @@ def parse_metric_families(raw: str) -> MetricFamilies:
         judge=wants_all or JUDGE_FAMILY in names,
         offline=tuple(family for family in OFFLINE_FAMILIES if family in names),
         wants_all=wants_all,
+        llm=tuple(family for family in LLM_FAMILIES if family in names),
     )
 
 

@@ -5,10 +5,12 @@ shuffled order). Then, in the order things happen:
 
 - ``question``: one finished question, every judged family's result in it. Appended and
   fsynced as soon as the question's last call is done.
-- ``stage``: the outcomes of one finished stage of a question that needs more calls (the
-  judge's first verdict before its consensus votes, claims before their verification), so
-  that a stop in between never pays for those calls again. Not fsynced on its own: the next
-  fsync (of any line) makes it durable.
+- ``stage``: the outcomes of one stage of a question that is not finished yet (the judge's
+  first verdict before its consensus votes, claims before their verification, a family done
+  while another family of the question is not, the answered calls of a stage cut short, with
+  ``null`` for the calls still to answer), so that a stop in between never pays for those
+  calls again. The latest line of a stage wins. Not fsynced on its own: the next fsync (of
+  any line) makes it durable.
 - ``batch`` / ``batch_done``: a Message Batch the moment it is created (fsynced), and once
   its results are consumed, so a rerun after a crash polls the same batch.
 
@@ -83,10 +85,11 @@ class RecordedOutcome:
 
 @dataclass(frozen=True)
 class RecordedStage:
-    """The outcomes of one finished stage of an unfinished question's family."""
+    """The outcomes of one stage of an unfinished question's family; ``None`` for a request
+    not answered yet (the stage was cut short), which a resume sends again."""
 
     digest: str
-    outcomes: tuple[RecordedOutcome, ...]
+    outcomes: tuple[RecordedOutcome | None, ...]
 
 
 StageKey = tuple[int, str, int]  # question number, family, stage index
@@ -272,7 +275,9 @@ def _record_from_format_1(number: int, data: dict[str, Any], families: Families)
     return QuestionRecord(number, {JUDGE_FAMILY: result})
 
 
-def _outcome_to_json(outcome: RecordedOutcome) -> dict[str, Any]:
+def _outcome_to_json(outcome: RecordedOutcome | None) -> dict[str, Any] | None:
+    if outcome is None:
+        return None
     return {
         "payload": outcome.payload,
         "error": outcome.error,
@@ -283,7 +288,9 @@ def _outcome_to_json(outcome: RecordedOutcome) -> dict[str, Any]:
     }
 
 
-def _outcome_from_json(data: Any) -> RecordedOutcome:
+def _outcome_from_json(data: Any) -> RecordedOutcome | None:
+    if data is None:
+        return None
     payload = data["payload"]
     if payload is not None and not isinstance(payload, dict):
         raise ValueError("payload must be an object or null")
@@ -503,8 +510,11 @@ class CheckpointWriter:
         """Append one finished question and fsync it."""
         self._write(_line(record_to_json(record, self.families)), durable=True)
 
-    def append_stage(self, key: StageKey, digest: str, outcomes: Sequence[RecordedOutcome]) -> None:
-        """Record a finished stage of an unfinished question (made durable by the next fsync)."""
+    def append_stage(
+        self, key: StageKey, digest: str, outcomes: Sequence[RecordedOutcome | None]
+    ) -> None:
+        """Record a stage of an unfinished question, finished or in part (``None`` for a call
+        not answered yet); the latest line of a stage wins. Made durable by the next fsync."""
         question_number, family, stage = key
         line = {
             "type": "stage",

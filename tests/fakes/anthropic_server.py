@@ -9,12 +9,22 @@ answers with scripted verdicts or injected faults. Prompt caching is modelled: a
 marked ``cache_control`` that reaches the model's minimum is written to the cache on first use
 and read from it afterwards (``cache_creation_input_tokens`` / ``cache_read_input_tokens``).
 
+It plays every role of the model-judged families, told apart by the output schema's top-level
+properties (``fakes/roles.py``): the precision/recall/accuracy judge, and the claims,
+verdicts, contexts, statements, attributions, questions, score, correctness, label,
+is_matching and criteria roles of the LLM families, each with a sensible default answer.
+
     with FakeAnthropicServer() as server:
-        server.script("What is X?", verdict(recall=0), Fault.status(529))
+        server.script("What is X?", verdict(recall=0), Fault.status(529))      # the judge
+        server.script_role("claims", "What is X?", {"claims": []}, Fault.invalid_json())
         server.fail_next(Fault.drop_connection())
         ...
         server.requests[0].body["model"]     # Messages API calls only (direct or batched)
+        server.requests[0].role              # "judge", "claims", ...
         server.all_requests                     # every HTTP request, models/batches included
+
+A script's key is looked for in the request's ``<question>`` text, or, for a role whose
+request carries no question (``questions``: the answer alone), in the whole user message.
 """
 
 from __future__ import annotations
@@ -30,6 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from fakes import roles
 
 DEFAULT_API_KEY = "sk-ant-fake-0123456789abcdef"
 ACCEPTED_API_VERSIONS = ("2026-10-21",)
@@ -159,8 +171,9 @@ class RecordedRequest:
     question: str | None
     response_status: int | None = None  # None: the connection was dropped or timed out
     batch_id: str | None = None  # set for a Messages request that came inside a batch
-    served: str = ""  # "verdict", a Fault kind, or "rejected"
+    served: str = ""  # "verdict" (any JSON answer), a Fault kind, or "rejected"
     extra: dict[str, Any] = field(default_factory=dict)
+    role: str = roles.JUDGE  # which role of the model-judged families the request asks for
 
 
 def _user_message_text(body: Any) -> str | None:
@@ -246,8 +259,9 @@ class FakeAnthropicServer:
         # Messages requests being answered right now, and the most there ever were at once.
         self.in_flight = 0
         self.max_in_flight = 0
-        self._scripts: dict[str, deque[Response]] = {}
-        self._last_scripted: dict[str, Response] = {}
+        # Scripts by (role, key): the key is found in the question (or the user message).
+        self._scripts: dict[tuple[str, str], deque[Response]] = {}
+        self._last_scripted: dict[tuple[str, str], Response] = {}
         self._next_faults: deque[Fault] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -293,12 +307,20 @@ class FakeAnthropicServer:
     # -- scripting ----------------------------------------------------------------------------
 
     def script(self, question: str, *responses: Response) -> None:
-        """Queue answers for calls about ``question``; the last one repeats once exhausted."""
+        """Queue the judge's answers for calls about ``question``; the last one repeats once
+        exhausted."""
+        self.script_role(roles.JUDGE, question, *responses)
+
+    def script_role(self, role: str, key: str, *responses: Response) -> None:
+        """Queue answers for ``role``'s calls whose question (or, lacking one, whose user
+        message) contains ``key``; the last one repeats once exhausted."""
         if not responses:
-            raise ValueError("script() needs at least one response")
+            raise ValueError("script_role() needs at least one response")
+        if role not in (roles.JUDGE, *roles.ROLES):
+            raise ValueError(f"unknown role {role!r}")
         with self._lock:
-            self._scripts[question] = deque(responses)
-            self._last_scripted[question] = responses[-1]
+            self._scripts[(role, key)] = deque(responses)
+            self._last_scripted[(role, key)] = responses[-1]
 
     def fail_next(self, *faults: Fault) -> None:
         """Apply ``faults`` to the next calls in order, whatever their question."""
@@ -313,34 +335,52 @@ class FakeAnthropicServer:
             if request.question is not None and question in request.question
         ]
 
-    def _script_key(self, question: str | None) -> str | None:
-        if question is None:
-            return None
-        if question in self._scripts:
-            return question
-        for key in self._scripts:
-            if key in question:
-                return key
-        return None
+    def requests_for(self, role: str, question: str | None = None) -> list[RecordedRequest]:
+        """Recorded requests playing ``role`` (about ``question``, when given)."""
+        return [
+            request
+            for request in self.requests
+            if request.role == role
+            and (
+                question is None or (request.question is not None and question in request.question)
+            )
+        ]
 
-    def _next_response(self, question: str | None) -> Response:
+    def _script_key(self, recorded: RecordedRequest) -> tuple[str, str] | None:
+        where = recorded.question
+        if where is None and recorded.user_message is not None:
+            where = html.unescape(recorded.user_message)
+        if where is None:
+            return None
+        scripted = [key for key in self._scripts if key[0] == recorded.role]
+        if (recorded.role, where) in self._scripts:
+            return (recorded.role, where)
+        return next((key for key in scripted if key[1] in where), None)
+
+    def _default_answer(self, recorded: RecordedRequest) -> dict[str, Any]:
+        body = recorded.body if isinstance(recorded.body, dict) else {}
+        answer = roles.default_answer(
+            recorded.role, body, recorded.user_message or "", _system_text(body)
+        )
+        return verdict() if answer is None else answer
+
+    def _next_response(self, recorded: RecordedRequest) -> Response:
         with self._lock:
             if self._next_faults:
                 return self._next_faults.popleft()
-            key = self._script_key(question)
+            key = self._script_key(recorded)
             if key is None:
-                return verdict()
+                return self._default_answer(recorded)
             queue = self._scripts[key]
             return queue.popleft() if queue else self._last_scripted[key]
 
-    def _current_verdict(self, question: str | None) -> dict[str, Any]:
-        """The verdict the question would get now, without using up its script."""
+    def _current_verdict(self, recorded: RecordedRequest) -> dict[str, Any]:
+        """The answer the request would get now, without using up its script."""
         with self._lock:
-            key = self._script_key(question)
-            if key is None:
-                return verdict()
-            upcoming = [*self._scripts[key], self._last_scripted[key]]
-        return dict(next((item for item in upcoming if isinstance(item, dict)), verdict()))
+            key = self._script_key(recorded)
+            upcoming = [] if key is None else [*self._scripts[key], self._last_scripted[key]]
+        scripted = next((item for item in upcoming if isinstance(item, dict)), None)
+        return dict(scripted if scripted is not None else self._default_answer(recorded))
 
     # -- request handling (called from handler threads) ---------------------------------------
 
@@ -489,6 +529,7 @@ class FakeAnthropicServer:
                 user_message=user_message,
                 question=_question_of(user_message),
                 batch_id=batch_id,
+                role=roles.role_of(params),
             )
             with self._lock:
                 self.requests.append(recorded)
@@ -502,7 +543,7 @@ class FakeAnthropicServer:
         except _Rejection as rejection:
             recorded.served = "rejected"
             return {"type": "errored", "error": _error_body(rejection.status, rejection.message)}
-        response = self._next_response(recorded.question)
+        response = self._next_response(recorded)
         if isinstance(response, dict):
             recorded.served = "verdict"
             recorded.response_status = 200
@@ -522,7 +563,7 @@ class FakeAnthropicServer:
         if response.kind == "text":
             return {"type": "succeeded", "message": self._message(params, response.text)}
         if response.kind == "missing":
-            answer = self._current_verdict(recorded.question)
+            answer = self._current_verdict(recorded)
             answer.pop(response.field_name, None)
             return {"type": "succeeded", "message": self._message(params, json.dumps(answer))}
         if response.kind == "refusal":
@@ -614,6 +655,7 @@ class _Handler(BaseHTTPRequestHandler):
             body=body,
             user_message=user_message,
             question=_question_of(user_message),
+            role=roles.role_of(body),
         )
         fake = self.fake
         is_message = self.command == "POST" and path == "/v1/messages"
@@ -640,7 +682,7 @@ class _Handler(BaseHTTPRequestHandler):
                         recorded, rejection.status, _error_body(rejection.status, rejection.message)
                     )
                     return
-                self._serve(recorded, body, fake._next_response(recorded.question))
+                self._serve(recorded, body, fake._next_response(recorded))
             finally:
                 with fake._lock:
                     fake.in_flight -= 1
@@ -719,19 +761,19 @@ class _Handler(BaseHTTPRequestHandler):
         elif response.kind == "slow":
             if fake._stopping.wait(response.seconds):
                 return
-            answer = fake._current_verdict(recorded.question)
+            answer = fake._current_verdict(recorded)
             self._send_json(recorded, 200, fake._message(body, json.dumps(answer)))
         elif response.kind == "text":
             self._send_json(recorded, 200, fake._message(body, response.text))
         elif response.kind == "missing":
-            answer = fake._current_verdict(recorded.question)
+            answer = fake._current_verdict(recorded)
             answer.pop(response.field_name, None)
             self._send_json(recorded, 200, fake._message(body, json.dumps(answer)))
         elif response.kind == "refusal":
             self._send_json(recorded, 200, fake._message(body, None, stop_reason="refusal"))
         elif response.kind == "batch":
             # A batch-only fault: a direct call gets the question's current verdict.
-            answer = fake._current_verdict(recorded.question)
+            answer = fake._current_verdict(recorded)
             self._send_json(recorded, 200, fake._message(body, json.dumps(answer)))
         else:
             raise ValueError(f"unknown fault kind {response.kind!r}")

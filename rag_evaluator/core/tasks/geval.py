@@ -1,0 +1,190 @@
+"""G-Eval factual accuracy (seed 001): three criteria scored 0-100 by the model, weighted here
+(0.5 correctness + 0.3 completeness + 0.2 consistency) onto 0-1, and graded A-E."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rag_evaluator.core import answer_grading_calls, judged_scores
+from rag_evaluator.core.answer_grading_calls import GevalVerdict
+from rag_evaluator.core.records import EvaluationItem
+from rag_evaluator.core.requests import ModelRequest
+from rag_evaluator.core.summary import SummaryLine, format_mean
+from rag_evaluator.core.tasks import result_json
+from rag_evaluator.core.tasks.base import CellValue, FamilyResult
+from rag_evaluator.core.tasks.single_call import SingleCallFamily
+
+GEVAL_FAMILY = "geval"
+
+FACTUAL_ACCURACY = "factual_accuracy"
+FACTUAL_GRADE = "factual_grade"
+FACTUAL_CORRECTNESS = "factual_correctness"
+FACTUAL_COMPLETENESS = "factual_completeness"
+FACTUAL_CONSISTENCY = "factual_consistency"
+FACTUAL_CONFIDENCE = "factual_confidence"
+FACTUAL_REASONING = "factual_reasoning"
+
+
+@dataclass(kw_only=True, slots=True)
+class GevalResult(FamilyResult):
+    """The three criterion scores (0-100, as the model gave them), the weighted accuracy on
+    0-1 and its grade; all ``None`` for an unscored question."""
+
+    correctness: int | None = None
+    completeness: int | None = None
+    consistency: int | None = None
+    accuracy: float | None = None
+    grade: str | None = None
+    confidence: int | None = None
+    reasoning: str = ""
+    note: str | None = None
+
+
+def _unit(score: int | None) -> float | None:
+    return None if score is None else judged_scores.scaled(score, 0, 100)
+
+
+class GevalFamily(SingleCallFamily[GevalResult]):
+    """Factual accuracy of the answer against the ground truth, G-Eval style."""
+
+    name = GEVAL_FAMILY
+    version = 1
+    columns = (
+        FACTUAL_ACCURACY,
+        FACTUAL_GRADE,
+        FACTUAL_CORRECTNESS,
+        FACTUAL_COMPLETENESS,
+        FACTUAL_CONSISTENCY,
+        FACTUAL_CONFIDENCE,
+        FACTUAL_REASONING,
+    )
+    metric_columns = (
+        FACTUAL_ACCURACY,
+        FACTUAL_CORRECTNESS,
+        FACTUAL_COMPLETENESS,
+        FACTUAL_CONSISTENCY,
+    )
+    system_prompt = answer_grading_calls.GEVAL_PROMPT
+    schema = answer_grading_calls.GEVAL_SCHEMA
+    max_tokens = answer_grading_calls.GEVAL_MAX_TOKENS
+    reply_tokens = (250, 900)
+
+    def request(self, item: EvaluationItem) -> ModelRequest:
+        return answer_grading_calls.geval_request(item.question, item.ground_truth, item.rag_answer)
+
+    def from_answer(self, answer: Any) -> GevalResult:
+        verdict: GevalVerdict = answer
+        accuracy = judged_scores.factual_accuracy(
+            verdict.correctness.score, verdict.completeness.score, verdict.consistency.score
+        )
+        return GevalResult(
+            correctness=verdict.correctness.score,
+            completeness=verdict.completeness.score,
+            consistency=verdict.consistency.score,
+            accuracy=accuracy,
+            grade=judged_scores.factual_grade(accuracy),
+            confidence=verdict.confidence,
+            reasoning=verdict.overall_reasoning,
+        )
+
+    def identity(self) -> Mapping[str, Any]:
+        return {
+            **super().identity(),
+            "weights": judged_scores.GEVAL_WEIGHTS,
+            "grade_bands": judged_scores.GRADE_BANDS,
+        }
+
+    def unscored(self, error: str, failure: str) -> GevalResult:
+        return GevalResult(error=error, failure=failure)
+
+    def missing_answer(self, note: str) -> GevalResult:
+        return GevalResult(
+            correctness=0,
+            completeness=0,
+            consistency=0,
+            accuracy=0.0,
+            grade=judged_scores.LOWEST_GRADE,
+            note=note,
+        )
+
+    # -- reporting ----------------------------------------------------------------------------
+
+    def cells(self, result: GevalResult | None) -> list[CellValue]:
+        if result is None:
+            return [""] * len(self.columns)
+        values = self.metric_values(result)
+        return [
+            values[FACTUAL_ACCURACY],
+            result.grade or "",
+            values[FACTUAL_CORRECTNESS],
+            values[FACTUAL_COMPLETENESS],
+            values[FACTUAL_CONSISTENCY],
+            result.confidence,
+            result.reasoning,
+        ]
+
+    def metric_values(self, result: GevalResult) -> Mapping[str, float | None]:
+        return {
+            FACTUAL_ACCURACY: result.accuracy,
+            FACTUAL_CORRECTNESS: _unit(result.correctness),
+            FACTUAL_COMPLETENESS: _unit(result.completeness),
+            FACTUAL_CONSISTENCY: _unit(result.consistency),
+        }
+
+    def note_text(self, result: GevalResult) -> str:
+        return result.note or ""
+
+    def summary(self, results: Sequence[GevalResult]) -> list[SummaryLine]:
+        lines = []
+        for column in self.metric_columns:
+            values = [
+                value
+                for result in results
+                if (value := self.metric_values(result)[column]) is not None
+            ]
+            lines.append(SummaryLine(column, format_mean(values)))
+        grades = [result.grade for result in results if result.grade is not None]
+        lines.append(
+            SummaryLine(
+                "Factual Grades",
+                # No comma: the summary cell must stay unquoted.
+                " / ".join(f"{grade} {grades.count(grade)}" for grade in judged_scores.GRADES),
+            )
+        )
+        lines.append(
+            SummaryLine("G-Eval Unscored", str(sum(1 for result in results if not result.scored)))
+        )
+        return lines
+
+    # -- checkpoint JSON ----------------------------------------------------------------------
+
+    def to_json(self, result: GevalResult) -> dict[str, Any]:
+        return {
+            "correctness": result.correctness,
+            "completeness": result.completeness,
+            "consistency": result.consistency,
+            "accuracy": result.accuracy,
+            "grade": result.grade,
+            "confidence": result.confidence,
+            "reasoning": result.reasoning,
+            "note": result.note,
+        }
+
+    def from_json(self, data: Mapping[str, Any], **common: Any) -> GevalResult:
+        scores = [
+            result_json.optional_whole(data[name], 0, 100)
+            for name in ("correctness", "completeness", "consistency")
+        ]
+        return GevalResult(
+            correctness=scores[0],
+            completeness=scores[1],
+            consistency=scores[2],
+            accuracy=result_json.optional_unit(data["accuracy"]),
+            grade=result_json.optional_choice(data["grade"], judged_scores.GRADES),
+            confidence=result_json.optional_whole(data["confidence"], 0, 100),
+            reasoning=result_json.text(data["reasoning"]),
+            note=result_json.optional_text(data["note"]),
+            **common,
+        )

@@ -1,0 +1,218 @@
+"""The LLM-judged metrics as a library: one item at a time, through a model client.
+
+    from rag_evaluator.metrics import faithfulness, judge_client
+
+    client = judge_client("haiku")            # ANTHROPIC_API_KEY from the environment or .env
+    faithfulness("Who approves travel?", "The line manager.", ["Travel is approved by ..."],
+                 client=client)               # 1.0
+
+Each function runs the same task as ``rag-eval evaluate --metrics ...`` (same prompts,
+schemas, retries and formulas) on one question. Scores are on 0-1; ``None`` means the metric
+is undefined for the inputs (no context for a context metric). A reply that stays unusable
+after the client's retries raises ``JudgeQuestionError`` (``JudgeTransientError`` when the
+API kept failing), whose message is the reason; a bad key or model raises ``JudgeFatalError``.
+The functions returning a result object (``ragas``, ``factual_accuracy``) also give its
+``usage``, ``calls`` and ``cost_usd``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from rag_evaluator.core.records import EvaluationItem
+from rag_evaluator.core.requests import FailureKind
+from rag_evaluator.core.rubrics import Rubric
+from rag_evaluator.core.tasks.base import FamilyResult, JudgedFamily
+from rag_evaluator.core.tasks.classify import ClassifyFamily, ClassifyResult
+from rag_evaluator.core.tasks.geval import GevalFamily, GevalResult
+from rag_evaluator.core.tasks.match import MatchFamily, MatchResult
+from rag_evaluator.core.tasks.ragas import RAGAS_METRICS, RagasFamily, RagasResult
+from rag_evaluator.core.tasks.rubric import RubricFamily, RubricResult
+from rag_evaluator.errors import JudgeQuestionError, JudgeTransientError
+from rag_evaluator.pipeline.item_tasks import judge_client, run_item
+from rag_evaluator.pipeline.judged_families import QuestionEmbeddings
+from rag_evaluator.storage import rubric_file
+
+if TYPE_CHECKING:
+    from rag_evaluator.judge.client import ModelClient
+
+__all__ = [
+    "classify_answer",
+    "context_precision",
+    "context_recall",
+    "factual_accuracy",
+    "faithfulness",
+    "is_matching",
+    "judge_client",
+    "load_rubric",
+    "ragas",
+    "ragas_answer_relevance",
+    "rubric_scores",
+]
+
+
+def _item(
+    question: str,
+    answer: str = "",
+    ground_truth: str = "",
+    contexts: Sequence[str] | None = None,
+) -> EvaluationItem:
+    return EvaluationItem(
+        question_number=1,
+        question=question,
+        ground_truth=ground_truth,
+        rag_answer=answer,
+        contexts=list(contexts) if contexts is not None else None,
+    )
+
+
+def _checked(result: FamilyResult) -> Any:
+    """The result, or the exception its error calls for."""
+    if result.error is None:
+        return result
+    if result.failure == FailureKind.TRANSIENT.value:
+        raise JudgeTransientError(result.error)
+    raise JudgeQuestionError(result.error)
+
+
+def _ragas_family(metrics: Sequence[str], answer_relevance: str, model: str | None) -> RagasFamily:
+    if answer_relevance == "rating":
+        return RagasFamily(metrics=metrics)
+    if answer_relevance != "embeddings":
+        raise ValueError("answer_relevance must be 'embeddings' or 'rating'")
+    embedder = QuestionEmbeddings(model)
+    return RagasFamily(embedder, embedder.description, metrics=metrics)
+
+
+def _run(family: JudgedFamily[Any], item: EvaluationItem, client: ModelClient) -> Any:
+    return _checked(run_item(family, item, client))
+
+
+def faithfulness(
+    question: str, answer: str, contexts: Sequence[str], *, client: ModelClient
+) -> float | None:
+    """Supported claims / claims of ``answer`` against ``contexts`` (1 without a claim);
+    ``None`` without a context."""
+    result: RagasResult = _run(
+        RagasFamily(metrics=("faithfulness",)), _item(question, answer, contexts=contexts), client
+    )
+    return result.faithfulness
+
+
+def context_precision(
+    question: str,
+    contexts: Sequence[str],
+    *,
+    ground_truth: str = "",
+    client: ModelClient,
+    ranked: bool = False,
+) -> float | None:
+    """The share of ``contexts`` judged relevant to the question (``ranked``: the rank-
+    weighted average precision instead); ``None`` without a context."""
+    result: RagasResult = _run(
+        RagasFamily(metrics=("context_precision",)),
+        _item(question, ground_truth=ground_truth, contexts=contexts),
+        client,
+    )
+    return result.context_precision_ranked if ranked else result.context_precision
+
+
+def context_recall(
+    question: str, ground_truth: str, contexts: Sequence[str], *, client: ModelClient
+) -> float:
+    """Statements of ``ground_truth`` found in ``contexts`` / statements (1 without a
+    statement, 0 with no context)."""
+    result: RagasResult = _run(
+        RagasFamily(metrics=("context_recall",)),
+        _item(question, ground_truth=ground_truth, contexts=contexts),
+        client,
+    )
+    return result.context_recall if result.context_recall is not None else 0.0
+
+
+def ragas_answer_relevance(
+    question: str,
+    answer: str,
+    *,
+    client: ModelClient,
+    method: str = "embeddings",
+    embedding_model: str | None = None,
+) -> float:
+    """How well ``answer`` addresses ``question``: the mean cosine of 3 questions generated
+    from the answer with the question (``method="embeddings"``, the semantic extra's model),
+    or a direct 0-1 rating (``method="rating"``). 0 for a blank answer."""
+    result: RagasResult = _run(
+        _ragas_family(("answer_relevance",), method, embedding_model),
+        _item(question, answer),
+        client,
+    )
+    return result.answer_relevance if result.answer_relevance is not None else 0.0
+
+
+def ragas(
+    question: str,
+    answer: str,
+    contexts: Sequence[str] | None,
+    ground_truth: str,
+    *,
+    client: ModelClient,
+    answer_relevance: str = "embeddings",
+    embedding_model: str | None = None,
+) -> RagasResult:
+    """All four RAGAS metrics and their composite ``ragas_score`` (a metric that failed is
+    ``None`` with its reason in ``metric_errors``; nothing is raised for it)."""
+    result = run_item(
+        _ragas_family(RAGAS_METRICS, answer_relevance, embedding_model),
+        _item(question, answer, ground_truth, contexts),
+        client,
+    )
+    return cast(RagasResult, result)
+
+
+def factual_accuracy(
+    question: str, answer: str, ground_truth: str, *, client: ModelClient
+) -> GevalResult:
+    """G-Eval factual accuracy: ``.accuracy`` (0.5 correctness + 0.3 completeness + 0.2
+    consistency, on 0-1), ``.grade`` (A-E), the three scores (0-100) and the reasoning."""
+    return _run(GevalFamily(), _item(question, answer, ground_truth), client)
+
+
+def classify_answer(question: str, answer: str, ground_truth: str, *, client: ModelClient) -> str:
+    """``CORRECT``, ``WRONG``, or ``DONT_KNOW`` (an uncertainty phrase; no call is made)."""
+    result: ClassifyResult = _run(ClassifyFamily(), _item(question, answer, ground_truth), client)
+    return result.label or ""
+
+
+def is_matching(question: str, answer: str, ground_truth: str, *, client: ModelClient) -> bool:
+    """Whether ``answer`` accurately and satisfactorily answers ``question``, with
+    ``ground_truth`` as the reference (seed 004's judge)."""
+    result: MatchResult = _run(MatchFamily(), _item(question, answer, ground_truth), client)
+    return bool(result.is_matching)
+
+
+def load_rubric(path: str | Path) -> Rubric:
+    """A rubric from a .toml or .yaml file (see ``rag-eval evaluate --rubric``)."""
+    return rubric_file.load_rubric(Path(path), Path.cwd())
+
+
+def rubric_scores(
+    question: str,
+    answer: str,
+    rubric: Rubric,
+    *,
+    client: ModelClient,
+    ground_truth: str = "",
+    contexts: Sequence[str] | None = None,
+) -> dict[str, float]:
+    """Each criterion's score on 0-1, by criterion name (the ground truth and contexts are
+    shown to the judge only when the rubric's ``inputs`` asks for them)."""
+    family = RubricFamily(rubric)
+    result: RubricResult = _run(family, _item(question, answer, ground_truth, contexts), client)
+    scores = dict(result.scores)
+    return {
+        criterion.name: criterion.scale.unit(scores[criterion.name])
+        for criterion in rubric.criteria
+        if criterion.name in scores
+    }
