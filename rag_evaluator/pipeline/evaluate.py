@@ -306,7 +306,12 @@ def run_evaluation(
         prepare_output_directory(request.output_dir)
 
         metric_columns, metric_scores = compute_offline(
-            families, items, request.metric_options, interaction.info
+            families,
+            items,
+            request.metric_options,
+            interaction.info,
+            answers_file=request.answers_path,
+            ground_truth_file=request.ground_truth_path,
         )
         done: dict[int, QuestionResult] = {}
         if judging is not None:
