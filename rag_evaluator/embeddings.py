@@ -5,8 +5,11 @@ time. The default model is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minil
 package; ``--embedding-model`` / ``--bertscore-model`` take a local folder or the name of a
 model already in the local Hugging Face cache.
 
-A run's texts are embedded once: every distinct text goes into one ``encode`` call (batched
-by sentence-transformers), and metrics read cosines from the resulting table.
+A run's texts are embedded in one pass: every distinct text (long contexts as passages the
+model reads whole) is embedded once, in batches of similar lengths, and metrics read cosines
+from the resulting table. BERTScore uses bert-score's embedding pass and its own greedy
+matching, so that padding cannot change a row's score. Both passes report progress after each
+batch through an optional ``BatchProgress`` callback.
 """
 
 from __future__ import annotations

@@ -124,8 +124,10 @@ RAGFLOW_ONE_CITATION = (
     "01:00 UTC from the Satish Dhawan Space Centre, Sriharikota, Andhra Pradesh, India [ID:0]."
 )
 RAGFLOW_REPEATED_CITATION = (
-    "Theranostics combines diagnostic imaging with targeted therapy [ID:0]. PET imaging is "
-    "used to select patients [ID:0]. It provides care based on individual patient needs [ID:0]."
+    "For instance, techniques such as image-guided radiotherapy exemplify how diagnostics and "
+    "therapeutics are integrated [ID:0]. Nuclear medicine has played a significant role in "
+    "developing these methods [ID:0]. Overall, theranostics represents a promising advancement "
+    "in providing tailored medical care based on individual patient needs."
 )
 FIQA_UNCITED = (
     "Yes, you can send a money order from USPS as a business. You can fill in whatever you "

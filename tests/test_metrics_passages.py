@@ -90,6 +90,39 @@ def test_packing_covers_every_unit_in_order_within_the_budget(
         assert sum(lengths[first:end]) <= budget
 
 
+_SENTENCE_LENGTHS = st.lists(st.integers(min_value=1, max_value=15), min_size=1, max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sentence_lengths=_SENTENCE_LENGTHS,
+    separator=st.sampled_from([" ", "\n", "  \n"]),
+    budget=st.integers(min_value=3, max_value=40),
+)
+def test_passages_are_slices_of_the_text_within_the_budget_covering_it_in_order(
+    sentence_lengths: list[int], separator: str, budget: int
+) -> None:
+    # Every word is unique (w0, w1, ...), so a passage's place in the text is unambiguous.
+    counter = iter(range(10_000))
+    sentences = [
+        " ".join(f"w{next(counter)}" for _ in range(length)) + "." for length in sentence_lengths
+    ]
+    text = separator.join(sentences)
+    words = text.split()
+    passages = split_passages(text, budget, word_count)
+    spans = []
+    for passage in passages:
+        assert passage in text
+        assert len(passage.split()) <= budget
+        first = words.index(passage.split()[0])
+        end = first + len(passage.split())
+        assert words[first:end] == passage.split()
+        spans.append((first, end))
+    assert spans[0][0] == 0 and spans[-1][1] == len(words)
+    for (first, end), (next_first, next_end) in itertools.pairwise(spans):
+        assert first < next_first <= end < next_end  # no gap, always forward
+
+
 # --- on the real model: a supporting sentence past word 400 ---
 
 FILLER = [

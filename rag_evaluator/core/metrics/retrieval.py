@@ -3,7 +3,9 @@
 Everything is computed from one ``RankedMatches`` record: for each retrieved chunk, in rank
 order, the golden chunks it matches. Matching is either exact (same text once whitespace runs
 are collapsed) or by cosine similarity at or above a threshold (0.8 by default); both build
-the same record, so every metric has one definition.
+the same record, so every metric has one definition. Either way a chunk that repeats an
+earlier one of its list is dropped first: the same text for exact matching, the same
+embedding (cosine >= 1 - 1e-6) for similarity matching.
 
 Definitions (k is the cut-off, G the number of distinct golden chunks, n the number of
 retrieved chunks):
