@@ -20,7 +20,8 @@ import argparse
 import random
 import statistics
 
-from timing import alternate, format_ratio, format_stats, machine
+from metrics_bench import alternate_wall_and_cpu, print_wall_and_cpu
+from timing import machine
 
 from rag_evaluator.embeddings import (
     BERTSCORE_BATCH_SIZE,
@@ -75,13 +76,12 @@ def main() -> None:
     def now() -> object:
         return ours.score(answers, truths)
 
-    stats = alternate(
+    wall, cpu = alternate_wall_and_cpu(
         {"bert-score batched (before)": before, "padding excluded (now)": now},
-        repeats=arguments.repeats,
+        arguments.repeats,
     )
     print(f"\nBERTScore of {arguments.pairs} pairs, batches of {BERTSCORE_BATCH_SIZE}")
-    print(format_stats(stats))
-    print(format_ratio(stats, "padding excluded (now)", "bert-score batched (before)"))
+    print_wall_and_cpu(wall, cpu, [("", "padding excluded (now)", "bert-score batched (before)")])
 
     batched_f1 = upstream.score(answers, truths, batch_size=BERTSCORE_BATCH_SIZE)[2].tolist()
     now_f1 = [f1 for _, _, f1 in ours.score(answers, truths)]

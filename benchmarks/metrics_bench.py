@@ -31,9 +31,10 @@ import argparse
 import random
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 
-from timing import alternate, format_ratio, format_stats, machine
+from timing import Stats, alternate, format_ratio, format_stats, machine
 
 from rag_evaluator.core.metrics import lexical
 from rag_evaluator.core.metrics.registry import LEXICAL_METRICS, LexicalInputs
@@ -124,6 +125,45 @@ def synthetic_items(
     return items
 
 
+def alternate_wall_and_cpu(
+    cases: dict[str, Callable[[], object]], repeats: int, warmup: int = 1
+) -> tuple[dict[str, Stats], dict[str, Stats]]:
+    """``timing.alternate`` over ``cases``, returning wall-clock and CPU-time statistics.
+
+    The CPU time of this process (all its threads) counts the work done and hardly moves
+    when other processes load the machine, where wall-clock time can move 5x between
+    rounds; the two together say what a user waits and what the work costs.
+    """
+    cpu: dict[str, list[float]] = {name: [] for name in cases}
+
+    def measured(name: str, run: Callable[[], object]) -> Callable[[], object]:
+        def wrapper() -> object:
+            start = time.process_time()
+            result = run()
+            cpu[name].append(time.process_time() - start)
+            return result
+
+        return wrapper
+
+    wall = alternate({name: measured(name, run) for name, run in cases.items()}, repeats, warmup)
+    return wall, {name: Stats(name, tuple(values[warmup:])) for name, values in cpu.items()}
+
+
+def print_wall_and_cpu(
+    wall: dict[str, Stats], cpu: dict[str, Stats], ratios: Sequence[tuple[str, str, str]]
+) -> None:
+    """Both statistics, and each (title, slower, faster) ratio in both."""
+    print("  wall-clock:")
+    print(format_stats(wall))
+    print("  CPU time of the process:")
+    print(format_stats(cpu))
+    for title, slower, faster in ratios:
+        if title:
+            print(f"  {title}:")
+        print(f"  wall {format_ratio(wall, slower, faster).strip()}")
+        print(f"  CPU  {format_ratio(cpu, slower, faster).strip()}")
+
+
 def heading(text: str) -> None:
     print(f"\n{text}")
 
@@ -145,11 +185,14 @@ def bench_families(rows: int, repeats: int) -> None:
         name: (lambda chosen=chosen: compute_offline_metrics(items, chosen, options))
         for name, chosen in families.items()
     }
-    stats = alternate(cases, repeats=repeats)
+    wall, cpu = alternate_wall_and_cpu(cases, repeats)
     heading(f"1. Offline families on {rows:,} rows (seconds per run)")
-    print(format_stats(stats))
-    for name, case in stats.items():
-        print(f"  {name}: median {rows_per_second(case.median, rows)}")
+    print_wall_and_cpu(wall, cpu, [])
+    for name in cases:
+        print(
+            f"  {name}: median {rows_per_second(wall[name].median, rows)} wall-clock, "
+            f"{rows_per_second(cpu[name].median, rows)} of CPU"
+        )
 
 
 def _lexical_row_each_function(item: EvaluationItem) -> list[float | None]:
@@ -178,20 +221,16 @@ def bench_lexical_waste(rows: int, repeats: int) -> None:
     once = [_lexical_row_as_the_run(item) for item in items]
     twice = [_lexical_row_each_function(item) for item in items]
     assert once == twice, "both ways must give the same scores"
-    stats = alternate(
+    before, now = "coverage computed twice (before)", "coverage once per row (now)"
+    wall, cpu = alternate_wall_and_cpu(
         {
-            "coverage computed twice (before)": lambda: [
-                _lexical_row_each_function(item) for item in items
-            ],
-            "coverage once per row (now)": lambda: [
-                _lexical_row_as_the_run(item) for item in items
-            ],
+            before: lambda: [_lexical_row_each_function(item) for item in items],
+            now: lambda: [_lexical_row_as_the_run(item) for item in items],
         },
-        repeats=repeats,
+        repeats,
     )
     heading(f"2. Lexical family, keyword_coverage once per row ({rows:,} rows)")
-    print(format_stats(stats))
-    print(format_ratio(stats, "coverage computed twice (before)", "coverage once per row (now)"))
+    print_wall_and_cpu(wall, cpu, [("", before, now)])
 
 
 def row_texts(item: EvaluationItem) -> list[str]:
@@ -230,21 +269,35 @@ def bench_embedding_savings(rows: int, repeats: int, shared_pool: bool) -> None:
         "per-row calls, every text": per_row(every_row),
         "per-row calls, distinct texts": per_row(first_seen),
     }
-    stats = alternate(cases, repeats=repeats)
+    wall, cpu = alternate_wall_and_cpu(cases, repeats)
     pool = "contexts from a pool shared by all rows" if shared_pool else "contexts of their own"
     heading(
         f"3{'b' if shared_pool else 'a'}. Embedding {rows} rows with {pool}: "
         f"{len(distinct):,} distinct of {len(every_text):,} texts"
     )
-    print(format_stats(stats))
-    print("  duplicate-text removal (same batching):")
-    print(format_ratio(stats, "one pass, every text", "one pass, distinct texts"))
-    print(format_ratio(stats, "per-row calls, every text", "per-row calls, distinct texts"))
-    print("  batching across rows (same texts):")
-    print(format_ratio(stats, "per-row calls, distinct texts", "one pass, distinct texts"))
-    print(format_ratio(stats, "per-row calls, every text", "one pass, every text"))
-    print("  both (the run against a naive per-row implementation):")
-    print(format_ratio(stats, "per-row calls, every text", "one pass, distinct texts"))
+    print_wall_and_cpu(
+        wall,
+        cpu,
+        [
+            (
+                "duplicate-text removal (same batching)",
+                "one pass, every text",
+                "one pass, distinct texts",
+            ),
+            ("", "per-row calls, every text", "per-row calls, distinct texts"),
+            (
+                "batching across rows (same texts)",
+                "per-row calls, distinct texts",
+                "one pass, distinct texts",
+            ),
+            ("", "per-row calls, every text", "one pass, every text"),
+            (
+                "both (a naive per-row implementation against the run)",
+                "per-row calls, every text",
+                "one pass, distinct texts",
+            ),
+        ],
+    )
 
 
 def bench_long_contexts(rows: int, repeats: int) -> None:
@@ -254,19 +307,19 @@ def bench_long_contexts(rows: int, repeats: int) -> None:
     contexts = list(dict.fromkeys(text for item in items for text in item.contexts or []))
     pieces = embedder.count_word_pieces(contexts)
     passages = sum(len(embedder.passages(context)) for context in contexts)
-    stats = alternate(
+    whole = "read whole, cut at 254 word pieces (before)"
+    wall, cpu = alternate_wall_and_cpu(
         {
-            "read whole, cut at 254 word pieces (before)": lambda: embedder.embed_all(contexts),
+            whole: lambda: embedder.embed_all(contexts),
             "in passages (now)": lambda: embedder.embed_all((), contexts),
         },
-        repeats=repeats,
+        repeats,
     )
     heading(
         f"4. {len(contexts)} long contexts (median {sorted(pieces)[len(pieces) // 2]} word "
         f"pieces) embedded whole vs in {passages} passages"
     )
-    print(format_stats(stats))
-    print(format_ratio(stats, "in passages (now)", "read whole, cut at 254 word pieces (before)"))
+    print_wall_and_cpu(wall, cpu, [("", "in passages (now)", whole)])
 
 
 _LOAD_MODELS = (
@@ -288,17 +341,13 @@ def bench_semantic_family(rows: int, repeats: int) -> None:
         repeats=repeats,
         warmup=1,
     )
-    run = alternate(
-        {
-            "semantic (embeddings + BERTScore)": lambda: compute_offline_metrics(
-                items, ["semantic"], MetricOptions()
-            )
-        },
-        repeats=repeats,
+    name = "semantic (embeddings + BERTScore)"
+    wall, cpu = alternate_wall_and_cpu(
+        {name: lambda: compute_offline_metrics(items, ["semantic"], MetricOptions())}, repeats
     )
     heading(f"5. Semantic family on {rows} rows (models loaded), and model loading")
-    print(format_stats(run))
-    print(f"  median {rows_per_second(run['semantic (embeddings + BERTScore)'].median, rows)}")
+    print_wall_and_cpu(wall, cpu, [])
+    print(f"  wall-clock median {rows_per_second(wall[name].median, rows)}")
     print(format_stats(loading))
 
 
