@@ -169,7 +169,8 @@ def heading(text: str) -> None:
 
 
 def rows_per_second(stats_median: float, rows: int) -> str:
-    return f"{rows / stats_median:,.0f} rows/s"
+    rate = rows / stats_median
+    return f"{rate:,.0f} rows/s" if rate >= 100 else f"{rate:.3g} rows/s"
 
 
 def bench_families(rows: int, repeats: int) -> None:
