@@ -156,3 +156,97 @@ def test_semantic_and_similarity_matching_run_on_the_bundled_model_by_name(
     for column in metric_columns(["semantic"]):
         value = cell(first[column])
         assert value is not None and 0.0 <= value <= 1.0
+
+
+def test_warnings_name_the_files_given_on_the_command_line(workspace: Workspace) -> None:
+    data = workspace.directory / "data"
+    data.mkdir()
+    (workspace.directory / "ground_truth.csv").rename(data / "golden_v2.csv")
+    (workspace.directory / "rag_answers.csv").rename(data / "system_b.csv")
+    result = run_cli(
+        [
+            "evaluate",
+            "--metrics",
+            "lexical,retrieval",
+            "--ground-truth",
+            str(Path("data") / "golden_v2.csv"),
+            "--answers",
+            str(Path("data") / "system_b.csv"),
+            "--yes",
+        ]
+    )
+
+    assert result.exit_code == 0, result.output
+    warnings = " ".join(result.stderr.split())
+    golden = str(Path("data") / "golden_v2.csv")
+    assert (
+        f"Warning: fact_score: left empty for 1 of 3 question(s): no Required Facts in "
+        f"{golden} (question 2)"
+    ) in warnings
+    # Question 3's system output has no context field: its Contexts cell is blank.
+    assert f"no Contexts in {Path('data') / 'system_b.csv'} (question 3)" in warnings
+    assert "ground_truth.csv" not in result.stderr
+    assert "rag_answers.csv" not in result.stderr
+
+
+def test_a_missing_contexts_column_is_named_in_the_answers_file_given(
+    workspace: Workspace,
+) -> None:
+    write_csv(
+        workspace.directory / "answers_no_contexts.csv",
+        ["Question Number", "RAG Answer"],
+        [[number, entry["answer"]] for number, entry in enumerate(RAG_OUTPUT, start=1)],
+    )
+    result = run_cli(
+        ["evaluate", "--metrics", "retrieval", "--answers", "answers_no_contexts.csv", "--yes"]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert "no Contexts in answers_no_contexts.csv" in " ".join(result.stderr.split())
+    assert "rag_answers.csv" not in result.stderr
+
+
+def test_similarity_matching_in_a_run_counts_a_repeated_chunk_as_the_library_does(
+    workspace: Workspace,
+) -> None:
+    from rag_evaluator.embeddings import load_text_embedder
+    from rag_evaluator.metrics import (
+        hybrid_log_rank_score_similarity,
+        mrr_similarity,
+        precision_at_k_similarity,
+        recall_at_k_similarity,
+    )
+
+    # The golden chunk retrieved twice (once in capitals: the uncased model sees one text),
+    # between two unrelated chunks.
+    retrieved = [
+        "Discounts: none apply.",
+        FACTOR_CHUNK,
+        FACTOR_CHUNK.upper(),
+        FACTOR_CHUNK,
+        "Rate table: base rate 293.",
+    ]
+    write_csv(
+        workspace.directory / "rag_answers.csv",
+        ["Question Number", "RAG Answer", "Contexts"],
+        [[1, "604", json.dumps(retrieved)]],
+    )
+    result = run_cli(
+        ["evaluate", "--metrics", "retrieval", "--match", "similarity", "--k", "3", "--yes"]
+    )
+    assert result.exit_code == 0, result.output
+    row = only_results(workspace.directory).row(1)
+
+    embedder = load_text_embedder(None)
+    retrieved_vectors = embedder.encode(retrieved)
+    golden_vectors = embedder.encode([FACTOR_CHUNK])
+    library = {
+        "precision_at_k": precision_at_k_similarity(retrieved_vectors, golden_vectors, 3),
+        "recall_at_k": recall_at_k_similarity(retrieved_vectors, golden_vectors, 3),
+        "mrr": mrr_similarity(retrieved_vectors, golden_vectors),
+        "hybrid_log_rank": hybrid_log_rank_score_similarity(retrieved_vectors, golden_vectors),
+    }
+    # Three distinct chunks, the golden one at rank 2: P@3 = 1/3, not 3/5 or 2/3.
+    assert library["precision_at_k"] == pytest.approx(1 / 3)
+    for column, value in library.items():
+        assert cell(row[column]) == pytest.approx(value, abs=5e-5), column

@@ -117,6 +117,66 @@ def test_citation_quality_counts_a_repeated_indicator_once() -> None:
     assert citation_quality("page 1, page 2, page 3") == pytest.approx(1 / 3)
 
 
+# Real answers (shortened) from ../shared/realdata/rag_outputs: ragflow on WikiEval cites its
+# chunks as [ID:n]; the FiQA answers of the ragas sample cite nothing.
+RAGFLOW_ONE_CITATION = (
+    "The PSLV-C56 mission is scheduled to be launched on Sunday, 30 July 2023, at 06:30 IST / "
+    "01:00 UTC from the Satish Dhawan Space Centre, Sriharikota, Andhra Pradesh, India [ID:0]."
+)
+RAGFLOW_REPEATED_CITATION = (
+    "For instance, techniques such as image-guided radiotherapy exemplify how diagnostics and "
+    "therapeutics are integrated [ID:0]. Nuclear medicine has played a significant role in "
+    "developing these methods [ID:0]. Overall, theranostics represents a promising advancement "
+    "in providing tailored medical care based on individual patient needs."
+)
+FIQA_UNCITED = (
+    "Yes, you can send a money order from USPS as a business. You can fill in whatever you "
+    "want in the From section of the money order, including your business name and address."
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        # One chunk cited; "from the Satish Dhawan Space Centre" is a place, not a source.
+        (RAGFLOW_ONE_CITATION, 1 / 3),
+        # The same marker three times is one citation, plus seed 000's "based on".
+        (RAGFLOW_REPEATED_CITATION, 2 / 3),
+        # "from USPS", "From section of the money order": prose, no citation.
+        (FIQA_UNCITED, 0.0),
+        ("Premiums rose [1] and claims fell [2, 3].", 1.0),  # three references
+        ("Premiums rose [4-6].", 1 / 3),  # a range is one marker
+        ("See [doc2], and again [Doc 2].", 1 / 3),  # same marker, any case and spacing
+        ("Rates rose 4% [^1].", 1 / 3),  # markdown footnote
+        ("Rates rose 4% 【4:0†source】.", 1 / 3),  # full-width brackets
+        ("Rates rose 4% ##3$$ and ##3$$.", 1 / 3),  # ragflow's older marker
+        # A marker is one citation whatever it holds: "Source:", "p." and "pdf" inside it do
+        # not count again ...
+        ("Rates rose 4% (Source: handbook.pdf, p. 4).", 1 / 3),
+        ("Rates rose (Source: handbook) and fell (Source: filing).", 2 / 3),
+        # ... while the same words in prose are seed 000's indicators.
+        ("Source: handbook.pdf, page 4", 1.0),
+        # "from" counts where it introduces a source.
+        ("This comes from the provided context.", 1 / 3),
+        ("The figure is from Table 3 and page 12.", 2 / 3),  # from + page
+        ("He moved from Paris in 2010.", 0.0),
+        # Numbers, abbreviations and prose in brackets are not citations.
+        ("He reigned (1864-1885) and built a tower (394 feet) [x].", 0.0),
+        ("Use your EIN (employer number) here (context matters).", 0.0),
+    ],
+)
+def test_citation_quality_counts_citation_markers_and_source_phrases(
+    answer: str, expected: float
+) -> None:
+    assert citation_quality(answer) == pytest.approx(expected)
+
+
+def test_an_uncited_answer_never_outscores_the_same_answer_with_a_citation() -> None:
+    for answer in (FIQA_UNCITED, RAGFLOW_ONE_CITATION.replace(" [ID:0]", "")):
+        assert citation_quality(answer) < citation_quality(answer + " [1]")
+        assert citation_quality(answer) == 0.0
+
+
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [

@@ -14,6 +14,7 @@ from rag_evaluator.metrics import (
     hybrid_log_rank_score_similarity,
     log_rank_score,
     mrr_exact,
+    mrr_similarity,
     ndcg_at_k,
     ndcg_at_k_exact,
     ndcg_at_k_similarity,
@@ -200,3 +201,27 @@ def test_similarity_matches_credit_a_golden_chunk_once_in_ndcg() -> None:
     ranked = similarity_matches([[0.9], [0.85]], golden_count=1)
     assert precision_at_k(ranked, 2) == 1.0
     assert ndcg_at_k(ranked, 2) == 1.0
+
+
+def test_similarity_functions_count_a_repeated_chunk_once_as_exact_matching_does() -> None:
+    # Retrieved: r1 (matches g1), r1 again, r2 (unrelated); golden g1 listed twice. The
+    # repeat is dropped, as exact matching drops a repeated text: P@2 = 1 of (r1, r2) / 2.
+    retrieved = [RETRIEVED_VECTORS[0], list(RETRIEVED_VECTORS[0]), RETRIEVED_VECTORS[1]]
+    golden = [GOLDEN_VECTORS[0], GOLDEN_VECTORS[0]]
+    assert precision_at_k_similarity(retrieved, golden, 2) == pytest.approx(0.5)
+    assert precision_at_k_exact(["r1", "r1", "r2"], ["r1", "r1"], 2) == pytest.approx(0.5)
+    assert recall_at_k_similarity(retrieved, golden, 1) == 1.0  # one golden chunk, found
+    assert recall_at_k_exact(["r1", "r1", "r2"], ["r1", "r1"], 1) == 1.0
+    # n = 2 after the repeat is dropped: r1 at rank 1 of 2.
+    assert hybrid_log_rank_score_similarity(retrieved, golden) == 1.0
+    assert mrr_similarity([RETRIEVED_VECTORS[1], *retrieved], golden) == 0.5
+
+
+def test_a_repeat_is_an_embedding_equal_to_float_noise() -> None:
+    # The same text embedded in two batches differs by ~1e-7: still a repeat. A vector at
+    # cosine 0.9999 with it is another chunk.
+    noisy = [value + 1e-8 for value in RETRIEVED_VECTORS[0]]
+    close = [1.0, 0.3, 0.0142]  # cosine 0.99990 with r1
+    golden = [GOLDEN_VECTORS[0]]
+    assert precision_at_k_similarity([RETRIEVED_VECTORS[0], noisy], golden, 2) == 0.5
+    assert precision_at_k_similarity([RETRIEVED_VECTORS[0], close], golden, 2) == 1.0

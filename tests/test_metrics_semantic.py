@@ -167,7 +167,7 @@ def test_a_model_that_is_not_on_disk_fails_with_the_fix() -> None:
         load_text_embedder("no-such-owner/no-such-model-rag-eval")
 
 
-def test_a_run_embeds_every_distinct_text_once_in_one_encode_call(
+def test_a_run_embeds_every_distinct_text_once_in_one_pass(
     embedder: TextEmbedder,
 ) -> None:
     items = [
@@ -192,12 +192,14 @@ def test_a_run_embeds_every_distinct_text_once_in_one_encode_call(
     # first answer (the second answer is one sentence, itself), and EIFFEL_CONTEXT and
     # MARKETS; CAT is both a ground truth and a context, and the golden chunks are contexts
     # too. 10 texts, although the rows hold 17 between them.
-    calls_before, texts_before = embedder.encode_calls, embedder.texts_encoded
+    passes_before, batches_before = embedder.passes, embedder.batches
+    texts_before = embedder.texts_encoded
     progress: list[str] = []
     compute_offline_metrics(
         items, ["retrieval", "semantic"], MetricOptions(match="similarity"), progress.append
     )
-    assert embedder.encode_calls - calls_before == 1
+    assert embedder.passes - passes_before == 1
+    assert embedder.batches - batches_before == 1  # 10 texts fit one batch of 64
     assert embedder.texts_encoded - texts_before == 10
     assert [line for line in progress if line.startswith("Embedding")] == [
         "Embedding 10 distinct text(s)"
@@ -212,12 +214,12 @@ def test_the_bundled_model_answers_to_its_own_name_offline(embedder: TextEmbedde
     assert load_bert_scorer("all-MiniLM-L6-v2") is load_bert_scorer(None)
 
 
-def test_evaluate_all_has_seed_002s_signature_and_uses_one_encode_call(
+def test_evaluate_all_has_seed_002s_signature_and_embeds_in_one_pass(
     embedder: TextEmbedder,
 ) -> None:
     question = "When was the Eiffel Tower completed?"
     answer = "The Eiffel Tower was completed in 1889 for the World's Fair."
-    calls_before = embedder.encode_calls
+    passes_before = embedder.passes
     scores = evaluate_all(
         question=question,
         answer=answer,
@@ -226,7 +228,7 @@ def test_evaluate_all_has_seed_002s_signature_and_uses_one_encode_call(
         model_name="all-MiniLM-L6-v2",
         thresholds=(0.5, 0.4),
     )
-    assert embedder.encode_calls - calls_before == 1
+    assert embedder.passes - passes_before == 1
     assert list(scores) == [
         "context_relevance",
         "context_sufficiency",
@@ -271,3 +273,38 @@ def test_a_blank_question_is_named_as_the_reason_for_empty_context_metrics() -> 
         "context_relevance: left empty for 2 of 2 question(s): the question is empty "
         "(question 1); no context was retrieved (question 2)"
     )
+
+
+def test_offline_families_report_progress_after_each_batch() -> None:
+    from rag_evaluator.embeddings import BERTSCORE_BATCH_SIZE, ENCODE_BATCH_SIZE
+    from rag_evaluator.pipeline.metric_families import MetricFamilies, compute_offline
+
+    items = [
+        EvaluationItem(
+            number,
+            f"What is rule {number}?",
+            f"Rule {number} sets the rate.",
+            f"Rule {number} covers the rate.",
+            contexts=[f"Rule {number}: the rate for territory {number}."],
+        )
+        for number in range(1, 41)
+    ]
+    calls: list[tuple[str, int, int]] = []
+    compute_offline(
+        MetricFamilies(judge=False, offline=("semantic",)),
+        items,
+        MetricOptions(),
+        lambda _message: None,
+        on_progress=lambda label, done, total: calls.append((label, done, total)),
+    )
+    # 40 questions + 40 answers + 40 ground truths + 40 contexts (each answer is one sentence,
+    # itself): 160 texts to embed; 80 answers and ground truths for BERTScore.
+    expected = {"Embedding": (160, ENCODE_BATCH_SIZE), "BERTScore": (80, BERTSCORE_BATCH_SIZE)}
+    assert [label for label, _, _ in calls] == sorted(
+        (label for label, _, _ in calls), key=["Embedding", "BERTScore"].index
+    )
+    for label, (total, batch_size) in expected.items():
+        done = [count for name, count, _ in calls if name == label]
+        assert {size for name, _, size in calls if name == label} == {total}
+        assert len(done) == -(-total // batch_size)  # after each batch
+        assert done == sorted(set(done)) and done[-1] == total

@@ -135,7 +135,8 @@ def evaluate_all(
     thresholds: tuple[float, float] = (SUFFICIENCY_THRESHOLD, HALLUCINATION_THRESHOLD),
 ) -> dict[str, float | None]:
     """Seed 002's signature: the five embedding metrics of one answer, from one batched
-    encode call. ``thresholds`` is (sufficiency, hallucination).
+    embedding pass (long contexts in passages, each counting with its best passage).
+    ``thresholds`` is (sufficiency, hallucination).
 
     Returns ``context_relevance``, ``context_sufficiency``, ``answer_relevance`` (question
     vs answer, as rag-eval defines it), ``answer_correctness`` (answer vs reference) and
@@ -146,17 +147,19 @@ def evaluate_all(
     context_texts = [context for context in contexts if context.strip()]
     sentences = split_sentences(answer)
     texts = [text for text in (question, answer, reference) if text.strip()]
-    table = load_text_embedder(model_name).embed_all([*texts, *context_texts, *sentences])
+    # Contexts longer than the model reads are embedded in passages; a context counts with
+    # its best passage, as in ``rag-eval evaluate``.
+    table = load_text_embedder(model_name).embed_all([*texts, *sentences], context_texts)
 
     def cosine(first: str, second: str) -> float | None:
         return table.cosine(first, second) if first in table and second in table else None
 
     question_context: list[float] = []
     if question.strip() and context_texts:
-        question_context = table.cosines([question], context_texts)[0].tolist()
+        question_context = table.best_passage_cosines([question], context_texts)[0].tolist()
     sentence_support: list[float | None] = [None] * len(sentences)
     if sentences and context_texts:
-        sentence_support = table.cosines(sentences, context_texts).max(axis=1).tolist()
+        sentence_support = table.best_passage_cosines(sentences, context_texts).max(axis=1).tolist()
     return {
         "context_relevance": mean_similarity_from_cosines(question_context),
         "context_sufficiency": share_at_least_from_cosines(question_context, sufficiency_threshold),

@@ -367,7 +367,13 @@ def _offline_run(
     interaction.show_plan(plan)
     prepare_output_directory(request.output_dir)
     metric_columns, metric_scores = compute_offline(
-        plan.families, selected, request.metric_options, interaction.info
+        plan.families,
+        selected,
+        request.metric_options,
+        interaction.info,
+        answers_file=request.answers_path,
+        ground_truth_file=request.ground_truth_path,
+        on_progress=interaction.work_progress,
     )
     interaction.finished()
     rows = [ResultRow(item, None, metric_scores.get(item.question_number, {})) for item in selected]
@@ -533,7 +539,13 @@ def _judged_run(
             # Loaded now, so a model that cannot load stops the run before the first call.
             setup.llm.question_embeddings.load()
         metric_columns, metric_scores = compute_offline(
-            base_plan.families, selected, request.metric_options, interaction.info
+            base_plan.families,
+            selected,
+            request.metric_options,
+            interaction.info,
+            answers_file=request.answers_path,
+            ground_truth_file=request.ground_truth_path,
+            on_progress=interaction.work_progress,
         )
         run_batches = None
         if request.batch:

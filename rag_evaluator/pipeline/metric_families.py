@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from os import PathLike
 
 from rag_evaluator import embeddings
 from rag_evaluator.core.metrics import overlap
@@ -22,6 +23,8 @@ from rag_evaluator.errors import MissingExtraError, UsageError
 from rag_evaluator.pipeline.metrics import (
     OFFLINE_FAMILIES,
     SIMILARITY,
+    BatchProgress,
+    InputFileNames,
     MetricOptions,
     compute_offline_metrics,
     families_with_inputs,
@@ -127,11 +130,28 @@ def compute_offline(
     items: Sequence[EvaluationItem],
     options: MetricOptions,
     progress: Callable[[str], None],
+    *,
+    answers_file: str | PathLike[str] | None = None,
+    ground_truth_file: str | PathLike[str] | None = None,
+    on_progress: BatchProgress | None = None,
 ) -> tuple[list[str], dict[int, dict[str, float | None]]]:
-    """The offline metric columns and their values per question number (none when not asked)."""
+    """The offline metric columns and their values per question number (none when not asked).
+
+    ``answers_file`` and ``ground_truth_file`` are the input files as the user gave them
+    (``--answers``, ``--ground-truth``), named in the warnings about missing columns;
+    ``on_progress(label, done, total)`` follows the batches of the embedding and BERTScore
+    passes (for a progress bar).
+    """
     if not families.offline:
         return [], {}
-    result = compute_offline_metrics(items, families.offline, options, progress)
+    defaults = InputFileNames()
+    input_files = InputFileNames(
+        answers=defaults.answers if answers_file is None else str(answers_file),
+        ground_truth=defaults.ground_truth if ground_truth_file is None else str(ground_truth_file),
+    )
+    result = compute_offline_metrics(
+        items, families.offline, options, progress, input_files, on_progress
+    )
     for warning in result.warnings:
         logger.warning(warning)
     return list(result.columns), dict(result.scores)

@@ -17,15 +17,17 @@ from rag_evaluator.core.metrics import overlap, retrieval, semantic
 from rag_evaluator.core.metrics.registry import (
     FAMILY_METRICS,
     LEXICAL,
-    MISSING_INPUT_REASONS,
     OFFLINE_FAMILIES,
     OVERLAP,
     RETRIEVAL,
     SEMANTIC,
     BertScores,
+    InputFileNames,
+    LexicalInputs,
     MetricDefinition,
     RetrievalInputs,
     SemanticInputs,
+    missing_input_reason,
     missing_inputs,
 )
 from rag_evaluator.core.records import EvaluationItem
@@ -33,11 +35,15 @@ from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.errors import UsageError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from rag_evaluator.embeddings import EmbeddingTable
 
 __all__ = [
     "MATCH_MODES",
     "OFFLINE_FAMILIES",
+    "BatchProgress",
+    "InputFileNames",
     "MetricOptions",
     "OfflineMetricsResult",
     "compute_offline_metrics",
@@ -52,6 +58,9 @@ MATCH_MODES = (EXACT, SIMILARITY)
 _SHOWN_QUESTION_NUMBERS = 10
 
 Progress = Callable[[str], None]
+# (what is running, texts done, texts in all), after each batch of the embedding and
+# BERTScore passes: what a progress bar needs.
+BatchProgress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -159,7 +168,8 @@ def _score_family(
         absent = missing_inputs(item, definition)
         if absent:
             row[name] = None
-            empty.add(name, MISSING_INPUT_REASONS[absent[0]], item.question_number)
+            reason = missing_input_reason(absent[0], run.input_files)
+            empty.add(name, reason, item.question_number)
             continue
         if family_input is None:
             family_input = build_input(item, run)
@@ -174,12 +184,17 @@ def compute_offline_metrics(
     families: Sequence[str],
     options: MetricOptions,
     progress: Progress | None = None,
+    input_files: InputFileNames | None = None,
+    on_progress: BatchProgress | None = None,
 ) -> OfflineMetricsResult:
     """Score ``items`` with the requested offline ``families``.
 
     Raises ``UsageError`` for an unknown family or a bad option, and ``MissingExtraError``
     (with the install command) when overlap, semantic or ``--match similarity`` lacks its
-    optional dependencies. ``progress`` receives short status lines (model loading, passes).
+    optional dependencies. ``progress`` receives short status lines (model loading, passes);
+    ``on_progress(label, done, total)`` is called after each batch of the embedding
+    (``"Embedding"``) and BERTScore (``"BERTScore"``) passes. ``input_files`` names the
+    answers and ground-truth files in warnings (default: the default file names).
     """
     chosen = _validated_families(families)
     validate_options(options)
@@ -190,11 +205,11 @@ def compute_offline_metrics(
     embeddings: EmbeddingTable | None = None
     bert_scores: dict[tuple[str, str], BertScores] = {}
     if SEMANTIC in chosen or similarity_retrieval:
-        embeddings = _embed_run(items, chosen, options, similarity_retrieval, report)
+        embeddings = _embed_run(items, chosen, options, similarity_retrieval, report, on_progress)
     if SEMANTIC in chosen:
-        bert_scores = _bert_score_run(items, options, report)
+        bert_scores = _bert_score_run(items, options, report, on_progress)
 
-    run = _RunData(options, embeddings, bert_scores)
+    run = _RunData(options, embeddings, bert_scores, input_files or InputFileNames())
     columns = [name for family in chosen for name in FAMILY_METRICS[family]]
     empty = _EmptyCells()
     scores: dict[int, dict[str, float | None]] = {}
@@ -213,10 +228,15 @@ class _RunData:
     options: MetricOptions
     embeddings: EmbeddingTable | None
     bert_scores: dict[tuple[str, str], BertScores]
+    input_files: InputFileNames
 
 
 def _text_inputs(item: EvaluationItem, _run: _RunData) -> EvaluationItem:
     return item
+
+
+def _lexical_inputs(item: EvaluationItem, _run: _RunData) -> LexicalInputs:
+    return LexicalInputs.of(item)
 
 
 def _retrieval_inputs(item: EvaluationItem, run: _RunData) -> RetrievalInputs:
@@ -231,7 +251,7 @@ def _semantic_row_inputs(item: EvaluationItem, run: _RunData) -> SemanticInputs:
 
 # How each family's per-row input is built (the registry's metrics read it).
 _INPUT_BUILDERS: dict[str, Callable[[EvaluationItem, _RunData], Any]] = {
-    LEXICAL: _text_inputs,
+    LEXICAL: _lexical_inputs,
     OVERLAP: _text_inputs,
     RETRIEVAL: _retrieval_inputs,
     SEMANTIC: _semantic_row_inputs,
@@ -248,16 +268,37 @@ def _ranked_matches(
     golden = item.relevant_contexts or []
     if options.match == EXACT or embeddings is None:
         return retrieval.exact_matches(retrieved, golden)
-    retrieved_chunks = retrieval.distinct_chunks(retrieved)
-    golden_chunks = retrieval.distinct_chunks(golden)
-    if not retrieved_chunks or not golden_chunks:
-        return retrieval.similarity_matches(
-            [[] for _ in retrieved_chunks], len(golden_chunks), options.similarity_threshold
-        )
-    matrix = embeddings.cosines(retrieved_chunks, golden_chunks)
+    retrieved_chunks = _distinct_embedded(retrieval.distinct_chunks(retrieved), embeddings)
+    golden_chunks = _distinct_embedded(retrieval.distinct_chunks(golden), embeddings)
+    matrix = embeddings.best_pair_cosines(retrieved_chunks, golden_chunks)
     return retrieval.similarity_matches(
         matrix.tolist(), len(golden_chunks), options.similarity_threshold
     )
+
+
+def _distinct_embedded(chunks: list[str], embeddings: EmbeddingTable) -> list[str]:
+    """Chunks whose embedding repeats an earlier chunk's dropped, as the library's
+    ``*_similarity`` functions drop repeated embeddings (texts differing only where the
+    model cannot see, such as case for an uncased model, are the same chunk to it)."""
+    if len(chunks) < 2:
+        return chunks
+    passages = [embeddings.passage_vectors(chunk) for chunk in chunks]
+    if all(len(vectors) == 1 for vectors in passages):
+        import numpy as np
+
+        stacked = np.concatenate(passages)
+        identity = (stacked @ stacked.T).tolist()
+    else:
+        identity = [[_identity_cosine(one, other) for other in passages] for one in passages]
+    return [chunks[index] for index in retrieval.first_occurrences(identity)]
+
+
+def _identity_cosine(first: np.ndarray, second: np.ndarray) -> float:
+    """How alike two chunks are embedded: the lowest cosine of corresponding passages, -1 when
+    their passage counts differ."""
+    if first.shape != second.shape:
+        return -1.0
+    return float((first * second).sum(axis=1).min())
 
 
 # --- the embedding pass ---
@@ -269,24 +310,28 @@ def _nonblank(texts: Sequence[str] | None) -> list[str]:
 
 def _texts_to_embed(
     items: Sequence[EvaluationItem], chosen: Sequence[str], similarity_retrieval: bool
-) -> list[str]:
-    texts: dict[str, None] = {}
+) -> tuple[list[str], list[str]]:
+    """The texts embedded whole (questions, answers, ground truths, answer sentences) and
+    those embedded in passages (contexts and chunks, which are often longer than the model
+    reads)."""
+    whole: dict[str, None] = {}
+    in_passages: dict[str, None] = {}
     for item in items:
         if SEMANTIC in chosen:
             for text in (item.question, item.rag_answer, item.ground_truth):
                 if text.strip():
-                    texts[text] = None
+                    whole[text] = None
             for text in _nonblank(item.contexts):
-                texts[text] = None
+                in_passages[text] = None
             if item.contexts is not None:
                 for sentence in semantic.split_sentences(item.rag_answer):
-                    texts[sentence] = None
+                    whole[sentence] = None
         if similarity_retrieval:
             for text in retrieval.distinct_chunks(item.contexts or []):
-                texts[text] = None
+                in_passages[text] = None
             for text in retrieval.distinct_chunks(item.relevant_contexts or []):
-                texts[text] = None
-    return list(texts)
+                in_passages[text] = None
+    return list(whole), list(in_passages)
 
 
 def _embed_run(
@@ -295,6 +340,7 @@ def _embed_run(
     options: MetricOptions,
     similarity_retrieval: bool,
     report: Progress,
+    on_progress: BatchProgress | None,
 ) -> EmbeddingTable:
     from rag_evaluator import embeddings as embedding_shell
 
@@ -306,13 +352,16 @@ def _embed_run(
     embedding_shell.require_semantic_extra(feature, bert_score=SEMANTIC in chosen)
     report(f"Loading embedding model {embedding_shell.describe_model(options.embedding_model)}")
     embedder = embedding_shell.load_text_embedder(options.embedding_model)
-    texts = _texts_to_embed(items, chosen, similarity_retrieval)
-    report(f"Embedding {len(texts)} distinct text(s)")
-    return embedder.embed_all(texts)
+    whole, in_passages = _texts_to_embed(items, chosen, similarity_retrieval)
+    report(f"Embedding {len(set(whole) | set(in_passages))} distinct text(s)")
+    return embedder.embed_all(whole, in_passages, on_progress)
 
 
 def _bert_score_run(
-    items: Sequence[EvaluationItem], options: MetricOptions, report: Progress
+    items: Sequence[EvaluationItem],
+    options: MetricOptions,
+    report: Progress,
+    on_progress: BatchProgress | None,
 ) -> dict[tuple[str, str], BertScores]:
     from rag_evaluator import embeddings as embedding_shell
 
@@ -328,7 +377,9 @@ def _bert_score_run(
     report(f"Loading BERTScore model {embedding_shell.describe_model(options.bertscore_model)}")
     scorer = embedding_shell.load_bert_scorer(options.bertscore_model)
     report(f"Scoring {len(pairs)} answer(s) with BERTScore")
-    values = scorer.score([answer for answer, _ in pairs], [truth for _, truth in pairs])
+    values = scorer.score(
+        [answer for answer, _ in pairs], [truth for _, truth in pairs], on_progress
+    )
     return {pair: BertScores(*value) for pair, value in zip(pairs, values, strict=True)}
 
 
@@ -342,14 +393,17 @@ def _semantic_inputs(
             return embeddings.cosine(first, second)
         return None
 
+    # A context is as close to a text as its closest passage.
     contexts = _nonblank(item.contexts)
     question_context: tuple[float, ...] = ()
     if contexts and item.question in embeddings:
-        question_context = tuple(embeddings.cosines([item.question], contexts)[0].tolist())
+        question_context = tuple(
+            embeddings.best_passage_cosines([item.question], contexts)[0].tolist()
+        )
     sentences = semantic.split_sentences(item.rag_answer) if item.contexts is not None else []
     support: tuple[float | None, ...] = tuple(None for _ in sentences)
     if sentences and contexts:
-        support = tuple(embeddings.cosines(sentences, contexts).max(axis=1).tolist())
+        support = tuple(embeddings.best_passage_cosines(sentences, contexts).max(axis=1).tolist())
     return SemanticInputs(
         item=item,
         answer_ground_truth_cosine=cosine(item.rag_answer, item.ground_truth),

@@ -77,7 +77,9 @@ def _whole_words(phrases: Sequence[str]) -> re.Pattern[str]:
 _UNCERTAINTY = _whole_words(UNCERTAINTY_PHRASES)
 _SHORT_NON_ANSWER = _whole_words(SHORT_NON_ANSWER_WORDS)
 
-# Seed 000's source indicators; each distinct indicator found counts once.
+# Seed 000's source indicators; each distinct indicator found counts once. "from" is one of
+# them only where it introduces a source ("from the handbook", "from page 4"): as plain prose
+# ("launched from Sriharikota") it is in nearly every answer and would reward none.
 SOURCE_INDICATORS: dict[str, re.Pattern[str]] = {
     "source:": re.compile(r"\bsource\s*:", re.IGNORECASE),
     "table:": re.compile(r"\btable\s*:", re.IGNORECASE),
@@ -86,8 +88,34 @@ SOURCE_INDICATORS: dict[str, re.Pattern[str]] = {
     "pdf": re.compile(r"\bpdfs?\b", re.IGNORECASE),
     "according to": re.compile(r"\baccording\s+to\b", re.IGNORECASE),
     "based on": re.compile(r"\bbased\s+on\b", re.IGNORECASE),
-    "from": re.compile(r"\bfrom\b", re.IGNORECASE),
+    "from": re.compile(
+        r"\bfrom\s+(?:(?:the|this|that|these|those|a|an|our|your|its|their|provided|given|"
+        r"attached|above|following|retrieved|cited|same|relevant|official|original)\s+){0,2}"
+        r"(?:(?:sources?|documents?|docs?|contexts?|passages?|excerpts?|references?|"
+        r"citations?|records?|pdfs?|files?|manuals?|handbooks?|reports?|articles?|"
+        r"knowledge\s+base)\b"
+        r"|(?:table|page|pp?\.|section|chapter|figure|fig\.|appendix)\s*(?:\d|[a-z]\b))",
+        re.IGNORECASE,
+    ),
 }
+# Citation markers: reference numbers in square brackets ("[1]", "[2, 3]", "[4-6]", "[^1]"),
+# a source label with an id in square brackets or parentheses ("[ID:3]", "[doc2]",
+# "[Source 1]", "(Source: Employee Handbook, p. 4)"), full-width brackets ("【1】",
+# "【4:0†source】") and ragflow's older "##3$$". A label needs a colon or a number after it,
+# so that prose in parentheses ("(context matters)") is not a citation.
+_SOURCE_LABEL = (
+    r"(?:id|docs?|documents?|sources?|src|refs?|references?|chunks?|contexts?|passages?|"
+    r"citations?|cite)"
+)
+_CITATION_MARKER = re.compile(
+    r"\[\s*(?P<numbers>\^?\d{1,4}(?:\s*[,;]\s*\^?\d{1,4})*)\s*\]"
+    r"|\[\s*(?P<range>\d{1,4}\s*[-–]\s*\d{1,4})\s*\]"
+    rf"|\[\s*(?P<square>{_SOURCE_LABEL}(?:\s*:\s*[^\[\]\n]{{1,120}}?|\s*[#.]?\s*\d[\w.-]*))\s*\]"
+    rf"|\(\s*(?P<round>{_SOURCE_LABEL}(?:\s*:\s*[^()\n]{{1,120}}?|\s*[#.]?\s*\d[\w.-]*))\s*\)"
+    r"|【(?P<lenticular>[^】\n]{1,120})】"
+    r"|##(?P<ragflow>\d{1,4})\$\$",
+    re.IGNORECASE,
+)
 CITATIONS_FOR_FULL_SCORE = 3
 
 KEYWORD_MIN_LETTERS = 4
@@ -215,7 +243,14 @@ def number_match(answer: str, ground_truth: str) -> float | None:
 def answer_completeness(answer: str, ground_truth: str) -> float | None:
     """Mean of the word-count ratio (capped at 1) and keyword coverage; ``None`` when the
     ground truth has no keyword (and so no words)."""
-    coverage = keyword_coverage(answer, ground_truth)
+    return completeness_from_coverage(answer, ground_truth, keyword_coverage(answer, ground_truth))
+
+
+def completeness_from_coverage(
+    answer: str, ground_truth: str, coverage: float | None
+) -> float | None:
+    """``answer_completeness`` from the row's ``keyword_coverage``, already computed (the
+    evaluate run computes coverage once per row for both columns)."""
     if coverage is None:
         return None
     expected_words = len(ground_truth.split())
@@ -223,10 +258,33 @@ def answer_completeness(answer: str, ground_truth: str) -> float | None:
     return (length_score + coverage) / 2
 
 
+def citation_markers(answer: str) -> set[str]:
+    """The distinct citation markers of ``answer``, compared without case or spaces; a
+    bracket listing several reference numbers ("[2, 3]") cites each of them."""
+    markers: set[str] = set()
+    for match in _CITATION_MARKER.finditer(answer):
+        numbers = match.group("numbers")
+        if numbers is not None:
+            markers.update(
+                f"[{number.strip().lstrip('^')}]" for number in re.split(r"[,;]", numbers)
+            )
+            continue
+        key = "".join(match.group(0).casefold().split())
+        markers.add(key.replace("##", "[id:").replace("$$", "]") if key.startswith("##") else key)
+    return markers
+
+
 def citation_quality(answer: str) -> float:
-    """Distinct source indicators in the answer divided by 3, capped at 1."""
-    found = sum(1 for pattern in SOURCE_INDICATORS.values() if pattern.search(answer))
-    return min(found / CITATIONS_FOR_FULL_SCORE, 1.0)
+    """Distinct source indicators in the answer divided by 3, capped at 1.
+
+    Indicators: each distinct citation marker ("[ID:3]", "[1]", "[doc2]", "(Source: ...)"),
+    and seed 000's words and phrases found in the text outside the markers (a marker is one
+    citation, whatever words it holds).
+    """
+    markers = citation_markers(answer)
+    prose = _CITATION_MARKER.sub(" ", answer)
+    words = sum(1 for pattern in SOURCE_INDICATORS.values() if pattern.search(prose))
+    return min((len(markers) + words) / CITATIONS_FOR_FULL_SCORE, 1.0)
 
 
 def dont_know(answer: str) -> float:

@@ -28,11 +28,25 @@ OFFLINE_FAMILIES = (LEXICAL, OVERLAP, RETRIEVAL, SEMANTIC)
 CONTEXTS = "contexts"
 RELEVANT_CONTEXTS = "relevant_contexts"
 REQUIRED_FACTS = "required_facts"
-MISSING_INPUT_REASONS = {
-    CONTEXTS: f"no {fields.CONTEXTS} in rag_answers.csv",
-    RELEVANT_CONTEXTS: f"no {fields.RELEVANT_CONTEXTS} in ground_truth.csv",
-    REQUIRED_FACTS: f"no {fields.REQUIRED_FACTS} in ground_truth.csv",
-}
+
+
+@dataclass(frozen=True)
+class InputFileNames:
+    """The input files as the user named them (``--answers``, ``--ground-truth``), for the
+    warnings that say which file lacks a column."""
+
+    answers: str = "rag_answers.csv"
+    ground_truth: str = "ground_truth.csv"
+
+
+def missing_input_reason(field_name: str, files: InputFileNames) -> str:
+    """Why a metric needing ``field_name`` is empty: the column and the file it belongs in."""
+    column, file_name = {
+        CONTEXTS: (fields.CONTEXTS, files.answers),
+        RELEVANT_CONTEXTS: (fields.RELEVANT_CONTEXTS, files.ground_truth),
+        REQUIRED_FACTS: (fields.REQUIRED_FACTS, files.ground_truth),
+    }[field_name]
+    return f"no {column} in {file_name}"
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,18 @@ class MetricDefinition(Generic[InputT]):
         """Why the metric is undefined for this row's input."""
         reason = self.undefined_reason
         return reason if isinstance(reason, str) else reason(family_input)
+
+
+@dataclass(frozen=True)
+class LexicalInputs:
+    """A row's texts with its keyword coverage, computed once for the two columns using it."""
+
+    item: EvaluationItem
+    keyword_coverage: float | None
+
+    @classmethod
+    def of(cls, item: EvaluationItem) -> LexicalInputs:
+        return cls(item, lexical.keyword_coverage(item.rag_answer, item.ground_truth))
 
 
 @dataclass(frozen=True)
@@ -113,35 +139,35 @@ _NO_KEYWORDS = "the ground truth has no keywords"
 _EMPTY_GROUND_TRUTH = "the ground truth is empty"
 _NO_GOLDEN = "no relevant chunk is listed"
 
-LEXICAL_METRICS: dict[str, MetricDefinition[EvaluationItem]] = _table(
+LEXICAL_METRICS: dict[str, MetricDefinition[LexicalInputs]] = _table(
     MetricDefinition(
-        "exact_match", lambda item: lexical.exact_match(item.rag_answer, item.ground_truth)
+        "exact_match", lambda row: lexical.exact_match(row.item.rag_answer, row.item.ground_truth)
     ),
     MetricDefinition(
-        "keyword_coverage",
-        lambda item: lexical.keyword_coverage(item.rag_answer, item.ground_truth),
-        undefined_reason=_NO_KEYWORDS,
+        "keyword_coverage", lambda row: row.keyword_coverage, undefined_reason=_NO_KEYWORDS
     ),
     MetricDefinition(
         "number_match",
-        lambda item: lexical.number_match(item.rag_answer, item.ground_truth),
+        lambda row: lexical.number_match(row.item.rag_answer, row.item.ground_truth),
         undefined_reason="the ground truth has no numbers",
     ),
     MetricDefinition(
         "answer_completeness",
-        lambda item: lexical.answer_completeness(item.rag_answer, item.ground_truth),
+        lambda row: lexical.completeness_from_coverage(
+            row.item.rag_answer, row.item.ground_truth, row.keyword_coverage
+        ),
         undefined_reason=_NO_KEYWORDS,
     ),
-    MetricDefinition("citation_quality", lambda item: lexical.citation_quality(item.rag_answer)),
-    MetricDefinition("dont_know", lambda item: lexical.dont_know(item.rag_answer)),
+    MetricDefinition("citation_quality", lambda row: lexical.citation_quality(row.item.rag_answer)),
+    MetricDefinition("dont_know", lambda row: lexical.dont_know(row.item.rag_answer)),
     MetricDefinition(
         "list_coverage",
-        lambda item: lexical.list_coverage(item.rag_answer, item.ground_truth),
+        lambda row: lexical.list_coverage(row.item.rag_answer, row.item.ground_truth),
         undefined_reason="the ground truth has no markdown list",
     ),
     MetricDefinition(
         "fact_score",
-        lambda item: lexical.fact_score(item.rag_answer, _facts(item)),
+        lambda row: lexical.fact_score(row.item.rag_answer, _facts(row.item)),
         needs=(REQUIRED_FACTS,),
         undefined_reason="the Required Facts cell lists no fact",
     ),

@@ -3,7 +3,9 @@
 Everything is computed from one ``RankedMatches`` record: for each retrieved chunk, in rank
 order, the golden chunks it matches. Matching is either exact (same text once whitespace runs
 are collapsed) or by cosine similarity at or above a threshold (0.8 by default); both build
-the same record, so every metric has one definition.
+the same record, so every metric has one definition. Either way a chunk that repeats an
+earlier one of its list is dropped first: the same text for exact matching, the same
+embedding (cosine >= 1 - 1e-6) for similarity matching.
 
 Definitions (k is the cut-off, G the number of distinct golden chunks, n the number of
 retrieved chunks):
@@ -36,6 +38,9 @@ DEFAULT_K = 5
 DEFAULT_SIMILARITY_THRESHOLD = 0.8
 DEFAULT_GAMMA = 1.0
 DEFAULT_ALPHA = 0.5
+# Two embeddings this close are the same chunk to the model (identical texts embedded in
+# different batches differ by ~1e-7).
+REPEAT_COSINE = 1.0 - 1e-6
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,27 @@ def distinct_chunks(chunks: Sequence[str]) -> list[str]:
     """Non-blank chunks, normalised, repeats dropped (first occurrence keeps its rank)."""
     normalised = (normalise_chunk(chunk) for chunk in chunks)
     return list(dict.fromkeys(chunk for chunk in normalised if chunk))
+
+
+def first_occurrences(identity_cosines: Sequence[Sequence[float]]) -> list[int]:
+    """Indices of the chunks that do not repeat an earlier chunk, in order.
+
+    ``identity_cosines[i][j]`` is how alike chunks i and j are embedded (their cosine; for
+    chunks embedded in several passages, the lowest cosine of corresponding passages, or
+    -1 when their passage counts differ). Chunk i repeats chunk j < i when it is at least
+    ``REPEAT_COSINE``.
+    """
+    kept: list[int] = []
+    for index, row in enumerate(identity_cosines):
+        if all(row[earlier] < REPEAT_COSINE for earlier in kept):
+            kept.append(index)
+    return kept
+
+
+def distinct_embeddings(embeddings: Sequence[Vector]) -> list[Vector]:
+    """Embeddings with repeats dropped (a chunk embedded twice counts once), first kept."""
+    kept = first_occurrences(similarity_matrix(embeddings, embeddings))
+    return [embeddings[index] for index in kept]
 
 
 def exact_matches(retrieved_chunks: Sequence[str], golden_chunks: Sequence[str]) -> RankedMatches:
@@ -209,8 +235,12 @@ def _similarity_ranked(
     ground_truth_embeddings: Sequence[Vector],
     similarity_threshold: float,
 ) -> RankedMatches:
-    matrix = similarity_matrix(retrieved_embeddings, ground_truth_embeddings)
-    return similarity_matches(matrix, len(ground_truth_embeddings), similarity_threshold)
+    # Repeats are dropped as in exact matching and in the evaluate run: the same chunk
+    # retrieved twice counts once.
+    retrieved = distinct_embeddings(retrieved_embeddings)
+    golden = distinct_embeddings(ground_truth_embeddings)
+    matrix = similarity_matrix(retrieved, golden)
+    return similarity_matches(matrix, len(golden), similarity_threshold)
 
 
 def precision_at_k_exact(
