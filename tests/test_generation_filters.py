@@ -152,7 +152,9 @@ def test_near_duplicates_by_token_sort_ratio() -> None:
     assert is_near_duplicate("The warranty on the TideGauge T4 is how long?", kept)
     assert is_near_duplicate("How long is the TideGauge T4 warranty?!", kept)
     assert not is_near_duplicate("What does the TideGauge T4 warranty exclude?", kept)
-    assert not is_near_duplicate("What is the hotel cap in Bergen?", ["What is the hotel cap in Oslo?"])
+    assert not is_near_duplicate(
+        "What is the hotel cap in Bergen?", ["What is the hotel cap in Oslo?"]
+    )
     assert not is_near_duplicate("anything", [])
 
 

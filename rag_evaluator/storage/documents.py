@@ -54,6 +54,9 @@ def pdf_text(data: bytes, path: Path) -> str:
         from pypdf.errors import PyPdfError
     except ImportError as exc:
         raise MissingExtraError(PDF_EXTRA, f"Reading PDF documents ({path.name})") from exc
+    # pypdf warns about every quirk of a file it still reads ("EOF marker not found"), on the
+    # terminal when nothing else handles its logger; what matters is said below.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
         reader = PdfReader(BytesIO(data))
         if reader.is_encrypted:

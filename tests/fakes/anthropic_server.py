@@ -313,8 +313,8 @@ class FakeAnthropicServer:
         self._scripts: dict[str, deque[Response]] = {}
         self._last_scripted: dict[str, Response] = {}
         # Generator replies by a fragment of the chunk text they are about.
-        self._generation_scripts: dict[str, deque[Response]] = {}
-        self._last_generation: dict[str, Response] = {}
+        self._generation_scripts: dict[str, deque[Response | None]] = {}
+        self._last_generation: dict[str, Response | None] = {}
         self._next_faults: deque[Fault] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -367,14 +367,15 @@ class FakeAnthropicServer:
             self._scripts[question] = deque(responses)
             self._last_scripted[question] = responses[-1]
 
-    def script_generation(self, chunk_fragment: str, *responses: Response) -> None:
-        """Queue generator replies for requests whose chunks contain ``chunk_fragment``; the
-        last one repeats once exhausted."""
+    def script_generation(self, fragment: str, *responses: Response | None) -> None:
+        """Queue generator replies for requests whose text (unescaped: the chunks, or e.g.
+        ``<question_type>unanswerable</question_type>``) contains ``fragment``; ``None`` is
+        the default reply; the last one repeats once exhausted."""
         if not responses:
             raise ValueError("script_generation() needs at least one response")
         with self._lock:
-            self._generation_scripts[chunk_fragment] = deque(responses)
-            self._last_generation[chunk_fragment] = responses[-1]
+            self._generation_scripts[fragment] = deque(responses)
+            self._last_generation[fragment] = responses[-1]
 
     def generation_requests(self) -> list[RecordedRequest]:
         """Recorded generator requests (direct or batched)."""
@@ -386,10 +387,11 @@ class FakeAnthropicServer:
 
     def _generation_response(self, user_message: str) -> Response:
         """A generator request's reply (called with the lock held)."""
-        texts = [text for _, text in generation_chunks(user_message)]
+        text = html.unescape(user_message)
         for fragment, queue in self._generation_scripts.items():
-            if any(fragment in text for text in texts):
-                return queue.popleft() if queue else self._last_generation[fragment]
+            if fragment in text:
+                response = queue.popleft() if queue else self._last_generation[fragment]
+                return default_generation(user_message) if response is None else response
         return default_generation(user_message)
 
     def fail_next(self, *faults: Fault) -> None:
