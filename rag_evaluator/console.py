@@ -222,7 +222,10 @@ def review_card(card: ReviewCard, *, edited: bool = False) -> None:
         body = Text(context.text)
         for start, end in context.highlights:
             body.stylize(HIGHLIGHT_STYLE, start, end)
-        stderr_console.print(Panel(body, title=escape(context.label), title_align="left"))
+        # soft_wrap off: a chunk folds inside its box instead of being cut at the border.
+        stderr_console.print(
+            Panel(body, title=escape(context.label), title_align="left"), soft_wrap=False
+        )
     if card.supporting_sentences and not any(context.highlights for context in card.contexts):
         stderr_console.print(
             Text("The supporting sentences are not found in the contexts.", style="yellow")
@@ -233,7 +236,7 @@ def read_key(prompt: str, keys: str) -> str:
     """Wait for one of ``keys`` (a single key press on a terminal); end of input is ``q``."""
     import click
 
-    stderr_console.print(prompt, end=" ")
+    stderr_console.print(escape(prompt), end=" ")
     while True:
         try:
             key = click.getchar(echo=False).lower()
