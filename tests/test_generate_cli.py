@@ -494,3 +494,32 @@ def test_message_batches(
     assert all(call.batch_id for call in fake_anthropic.generation_requests())
     assert len(read_rows(workspace.directory / "questions.csv")) == 8
     assert "Batch" in _summary(result.stdout)
+
+
+@pytest.mark.needs_extra("semantic")
+def test_multi_hop_pairs_by_embeddings(
+    fake_anthropic: FakeAnthropicServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = prepare_workspace(tmp_path, monkeypatch)
+    arguments = generate_arguments(DOCS, count=3)
+    arguments[arguments.index("keywords")] = "auto"  # the semantic extra is installed
+    result = run_cli([*arguments, "--yes", "--types", "multi_hop"])
+    assert result.exit_code == 0, result.output
+    assert "Multi-hop pairs: by embeddings" in result.stderr
+    golden = read_golden_set(workspace.directory)
+    for _, truth in golden.by_type("multi_hop"):
+        assert len(json.loads(truth["Relevant Contexts"])) == 2
+        assert_spans_slice_back(DOCS, truth)
+
+
+def test_exact_estimate_counts_the_first_round_with_the_free_endpoint(
+    fake_anthropic: FakeAnthropicServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prepare_workspace(tmp_path, monkeypatch)
+    result = run_cli([*generate_arguments(DOCS, count=3), "--yes", "--exact-estimate"])
+    assert result.exit_code == 0, result.output
+    counted = [
+        request for request in fake_anthropic.all_requests if request.served == "count_tokens"
+    ]
+    assert len(counted) == 3
+    assert all("<chunk source=" in (request.user_message or "") for request in counted)
