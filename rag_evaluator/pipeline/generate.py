@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rag_evaluator import __version__
 from rag_evaluator.core.cost import CostEstimate, dollar_range, estimate_cost
@@ -71,6 +71,7 @@ from rag_evaluator.core.generation.task import (
 )
 from rag_evaluator.core.models import ModelInfo, resolve_model
 from rag_evaluator.core.records import TokenUsage
+from rag_evaluator.core.requests import CallOutcome, ModelRequest
 from rag_evaluator.core.summary import SummaryLine
 from rag_evaluator.core.tasks.base import QuestionRecord, first_stage
 from rag_evaluator.errors import (
@@ -99,7 +100,7 @@ from rag_evaluator.storage.checkpoint import (
     remove_checkpoint,
     resolve_checkpoint_directory,
 )
-from rag_evaluator.storage.documents import read_documents
+from rag_evaluator.storage.documents import DocumentSet, read_documents
 from rag_evaluator.storage.examples import load_examples
 from rag_evaluator.storage.golden_set import (
     check_output_folder,
@@ -217,26 +218,6 @@ class GenerateOutcome:
     questions_path: Path | None = None
     ground_truth_path: Path | None = None
     summary: list[SummaryLine] = field(default_factory=list)
-
-
-@dataclass
-class _Rounds:
-    """The question slots of every round so far, and what became of them."""
-
-    items: dict[int, GenerationItem] = field(default_factory=dict)
-    slots: list[QuestionSlot] = field(default_factory=list)
-    count: int = 0  # rounds planned
-
-    def add(self, slots: Sequence[QuestionSlot], chunks: dict[int, Chunk]) -> None:
-        self.count += 1
-        for slot in slots:
-            self.slots.append(slot)
-            self.items[slot.number] = GenerationItem(
-                slot, tuple(chunks[chunk_id] for chunk_id in slot.chunk_ids)
-            )
-
-    def numbers(self) -> list[int]:
-        return [slot.number for slot in self.slots]
 
 
 def _log_request(request: GenerateRequest) -> None:
@@ -427,49 +408,90 @@ def _known_records(plan: JudgingPlan) -> dict[int, QuestionRecord]:
     return known
 
 
-def _outcomes(
-    rounds: _Rounds, records: dict[int, QuestionRecord], model_id: str
-) -> list[SlotOutcome]:
-    entries = [
-        (rounds.items[number], _result(records[number]))
-        for number in rounds.numbers()
-        if number in records
-    ]
-    return judge_replies(entries, model_id)
+class _Rounds:
+    """The question slots of every round so far, planned and judged over evaluate's planner.
+
+    Each ``plan`` is a ``JudgingPlan`` over every slot so far: the ones finished (resumed,
+    or recorded in earlier rounds) are done, the rest are jobs for the engine.
+    """
+
+    def __init__(
+        self,
+        planner: SlotPlanner,
+        chunks: Sequence[Chunk],
+        options: JudgingOptions,
+        checkpoint: PreparedCheckpoint,
+        cache: ResponseCache,
+        count: int,
+    ) -> None:
+        self.planner = planner
+        self.chunks = {chunk.chunk_id: chunk for chunk in chunks}
+        self.options = options
+        self.checkpoint = checkpoint
+        self.cache = cache
+        self.count = count
+        self.items: dict[int, GenerationItem] = {}
+        self.slots: list[QuestionSlot] = []
+        self.rounds = 0
+
+    def add(self, types: Sequence[str]) -> None:
+        self.rounds += 1
+        for slot in self.planner.plan(types):
+            self.slots.append(slot)
+            chunks = tuple(self.chunks[chunk_id] for chunk_id in slot.chunk_ids)
+            self.items[slot.number] = GenerationItem(slot, chunks)
+
+    def plan(
+        self, window: int, count_tokens: Callable[[ModelRequest], int] | None = None
+    ) -> JudgingPlan:
+        numbers = [slot.number for slot in self.slots]
+        checkpoint = replace(self.checkpoint, header=replace(self.checkpoint.header, order=numbers))
+        return plan_judging(
+            self.options,
+            checkpoint,
+            [self.items[number] for number in numbers],  # type: ignore[misc]
+            self.cache,
+            answers_name="",
+            context_window_tokens=window,
+            count_tokens=count_tokens,
+        )
+
+    def outcomes(self, records: Mapping[int, QuestionRecord]) -> list[SlotOutcome]:
+        entries = [
+            (self.items[slot.number], _result(records[slot.number]))
+            for slot in self.slots
+            if slot.number in records
+        ]
+        return judge_replies(entries, self.options.model.model_id)
+
+    def next_types(self, outcomes: Sequence[SlotOutcome]) -> list[str]:
+        """The types of the next round's questions (empty: no further round)."""
+        if self.rounds >= MAX_ROUNDS:
+            return []
+        return replacement_types(outcomes, self.count, len(self.slots))
+
+    def continue_checkpoint(self, families: Mapping[str, GenerationFamily]) -> None:
+        """The next round goes on with the checkpoint the earlier rounds wrote."""
+        path = self.checkpoint.path
+        self.checkpoint = PreparedCheckpoint(
+            path, self.checkpoint.header, load_checkpoint(path, families), None
+        )
+
+    def allowance(self) -> int:
+        """Questions later rounds may still ask to replace dropped ones."""
+        return max(0, self.count + extra_allowance(self.count) - len(self.slots))
 
 
-def _per_question_high_usd(
-    family: GenerationFamily, items: Sequence[GenerationItem], model: ModelInfo, batch: bool
-) -> float:
-    """The high estimate of one question's cost, averaged over (up to 50 of) ``items``."""
-    sample = list(items)[:50]
-    estimates = []
-    for item in sample:
-        stage = first_stage(family.run(item))
-        if isinstance(stage, tuple):
-            estimates.append(family.estimate(item, stage))
-    if not estimates:
-        return 0.0
-    cost = estimate_cost({GENERATION_FAMILY: estimates}, model, batch=batch)
-    return cost.high_usd / len(estimates)
+@dataclass(frozen=True)
+class _Inputs:
+    documents: DocumentSet
+    chunks: list[Chunk]
+    askable: list[Chunk]
+    examples: list[Example]
+    examples_bytes: bytes
 
 
-def run_generation(
-    request: GenerateRequest,
-    settings: Settings,
-    interaction: GenerateInteraction,
-    *,
-    now: datetime | None = None,
-) -> GenerateOutcome:
-    """Run ``rag-eval generate`` from parsed options to the two written files."""
-    started_at = now or datetime.now()
-    _log_request(request)
-    weights = _check_request(request)
-    model = resolve_model(request.model)
-    questions_path, ground_truth_path = golden_set_paths(request.output_dir)
-    if not request.force:
-        refuse_to_overwrite([questions_path, ground_truth_path])
-
+def _read_inputs(request: GenerateRequest) -> _Inputs:
     document_set = read_documents(request.docs_dir)
     chunks = chunk_documents(document_set.documents, request.chunk_characters)
     askable = question_chunks(chunks)
@@ -484,17 +506,114 @@ def run_generation(
     if request.examples_path is not None:
         examples = load_examples(request.examples_path)
         examples_bytes = read_input_bytes(request.examples_path)
+    return _Inputs(document_set, chunks, askable, examples, examples_bytes)
+
+
+def _first_round_counts(
+    weights: dict[str, int], count: int, planner: SlotPlanner, pairing: str | None
+) -> dict[str, int]:
+    counts = type_counts(weights, count)
+    if counts.get(MULTI_HOP) and not planner.has_pairs():
+        logger.warning(
+            "No two chunks are related enough to pair for multi_hop questions (%s); the %d "
+            "multi_hop questions are asked as factual ones",
+            "shared keywords" if pairing == PAIRING_KEYWORDS else "similar embeddings",
+            counts[MULTI_HOP],
+        )
+        counts[FACTUAL] = counts.get(FACTUAL, 0) + counts.pop(MULTI_HOP)
+    return counts
+
+
+def _with_allowance(
+    estimate: CostEstimate, rounds: _Rounds, family: GenerationFamily, batch: bool
+) -> CostEstimate:
+    """The estimate with the questions later rounds may ask added to its high end."""
+    allowance = rounds.allowance()
+    if not allowance:
+        return estimate
+    per_question = _per_question_high_usd(
+        family, list(rounds.items.values()), rounds.options.model, batch
+    )
+    return replace(
+        estimate,
+        expected_calls_high=estimate.expected_calls_high + allowance,
+        high_usd=estimate.high_usd + per_question * allowance,
+    )
+
+
+def _per_question_high_usd(
+    family: GenerationFamily, items: Sequence[GenerationItem], model: ModelInfo, batch: bool
+) -> float:
+    """The high estimate of one question's cost, averaged over (up to 50 of) ``items``."""
+    estimates = []
+    for item in list(items)[:50]:
+        stage = first_stage(family.run(item))
+        if isinstance(stage, tuple):
+            estimates.append(family.estimate(item, stage))
+    if not estimates:
+        return 0.0
+    cost = estimate_cost({GENERATION_FAMILY: estimates}, model, batch=batch)
+    return cost.high_usd / len(estimates)
+
+
+def _facts(
+    inputs: _Inputs,
+    request: GenerateRequest,
+    model: ModelInfo,
+    seed: int,
+    rounds: _Rounds,
+    records: Mapping[int, QuestionRecord],
+    estimate: str | None,
+) -> GenerationFacts:
+    present = list(records.values())
+    return GenerationFacts(
+        documents=len(inputs.documents.documents),
+        chunks=len(inputs.chunks),
+        question_chunks=len(inputs.askable),
+        count=request.count,
+        model_id=model.model_id,
+        seed=seed,
+        rounds=rounds.rounds,
+        calls=sum(record.calls for record in present),
+        cached_questions=sum(
+            1
+            for record in present
+            if record.results and all(result.cached for result in record.results.values())
+        ),
+        usage=sum((record.usage for record in present), TokenUsage()),
+        cost_usd=sum(record.cost_usd for record in present),
+        estimate=estimate,
+        batch=request.batch,
+    )
+
+
+def run_generation(
+    request: GenerateRequest,
+    settings: Settings,
+    interaction: GenerateInteraction,
+    *,
+    now: datetime | None = None,
+) -> GenerateOutcome:
+    """Run ``rag-eval generate`` from parsed options to the two written files."""
+    started_at = now or datetime.now()
+    _log_request(request)
+    weights = _check_request(request)
+    model = resolve_model(request.model)
+    paths = golden_set_paths(request.output_dir)
+    if not request.force:
+        refuse_to_overwrite(paths)
+    inputs = _read_inputs(request)
     if settings.api_key is None:
         raise ConfigError(
             "ANTHROPIC_API_KEY is not set. Set ANTHROPIC_API_KEY or put it in a .env file in "
             "this folder (ANTHROPIC_API_KEY=sk-ant-...)"
         )
-    family = GenerationFamily(build_system_prompt(examples))
+    family = GenerationFamily(build_system_prompt(inputs.examples))
     families = {GENERATION_FAMILY: family}
     pairing = _pairing_method(request, weights)
     fingerprint = generation_fingerprint(
-        document_set.digest,
-        examples_bytes,
+        inputs.documents.digest,
+        inputs.examples_bytes,
         {
             "count": request.count,
             "types": weights,
@@ -507,41 +626,30 @@ def run_generation(
     stop = threading.Event()
     with ExitStack() as hold:
         checkpoint_file = _checkpoint_location(request, settings)
+        # Held until the run ends: two runs into the same files cannot interleave.
         hold.enter_context(lock_run(checkpoint_file))
         cache = _open_cache(request, settings)
         hold.callback(cache.close)
         decision = _decide_resume(checkpoint_file, fingerprint, families, interaction, request)
         if decision.loaded is not None:
             seed = decision.loaded.header.seed
+            header = decision.loaded.header
         else:
             seed = request.seed if request.seed is not None else draw_seed()
-        counts = type_counts(weights, request.count)
-        planner = SlotPlanner(askable, _partners(pairing, askable, interaction), seed)
-        if counts.get(MULTI_HOP) and not planner.has_pairs():
-            logger.warning(
-                "No two chunks are related enough to pair for multi_hop questions (%s); the %d "
-                "multi_hop questions are asked as factual ones",
-                "shared keywords" if pairing == PAIRING_KEYWORDS else "similar embeddings",
-                counts[MULTI_HOP],
+            header = CheckpointHeader(
+                fingerprint=fingerprint,
+                seed=seed,
+                order=[],
+                prompt_origin=PROMPT_ORIGIN,
+                input_paths=[
+                    str(path.resolve())
+                    for path in (request.docs_dir, request.examples_path)
+                    if path
+                ],
+                created_at=started_at.isoformat(timespec="seconds"),
             )
-            counts[FACTUAL] = counts.get(FACTUAL, 0) + counts.pop(MULTI_HOP)
-        rounds = _Rounds()
-        chunk_by_id = {chunk.chunk_id: chunk for chunk in askable}
-        rounds.add(planner.plan(planner.first_round_types(counts)), chunk_by_id)
-        header = CheckpointHeader(
-            fingerprint=fingerprint,  # type: ignore[arg-type]
-            seed=seed,
-            order=rounds.numbers(),
-            prompt_origin=PROMPT_ORIGIN,
-            input_paths=[
-                str(request.docs_dir.resolve()),
-                *([str(request.examples_path.resolve())] if request.examples_path else []),
-            ],
-            created_at=started_at.isoformat(timespec="seconds"),
-        )
-        if decision.loaded is not None:
-            header = decision.loaded.header
-        checkpoint = PreparedCheckpoint(checkpoint_file, header, decision.loaded, decision.replaces)
+        planner = SlotPlanner(inputs.askable, _partners(pairing, inputs.askable, interaction), seed)
+        counts = _first_round_counts(weights, request.count, planner, pairing)
         client = _make_client(request, settings.api_key, model, stop)
         hold.callback(client.close)
         options = JudgingOptions(
@@ -553,88 +661,65 @@ def run_generation(
             use_cache=request.use_cache,
             exact_estimate=request.exact_estimate,
         )
-
-        def plan_round(
-            window: int, count_tokens: Callable[[Any], int] | None = None
-        ) -> JudgingPlan:
-            prepared = replace(
-                checkpoint, header=replace(checkpoint.header, order=rounds.numbers())
-            )
-            return plan_judging(
-                options,
-                prepared,
-                [rounds.items[number] for number in rounds.numbers()],  # type: ignore[misc]
-                cache,
-                answers_name="",
-                context_window_tokens=window,
-                count_tokens=count_tokens,
-            )
+        checkpoint = PreparedCheckpoint(checkpoint_file, header, decision.loaded, decision.replaces)
+        rounds = _Rounds(planner, inputs.askable, options, checkpoint, cache, request.count)
+        rounds.add(planner.first_round_types(counts))
 
         # Rounds whose every question is known already (resumed, or in the response cache)
         # are replayed now, so the estimate and Proceed? cover the calls still to come.
-        plan = plan_round(client.context_window_tokens)
+        plan = rounds.plan(client.context_window_tokens)
         while not plan.sends_calls:
-            more = replacement_types(
-                _outcomes(rounds, _known_records(plan), model.model_id),
-                request.count,
-                len(rounds.slots),
-            )
-            if not more or rounds.count >= MAX_ROUNDS:
+            more = rounds.next_types(rounds.outcomes(_known_records(plan)))
+            if not more:
                 break
-            rounds.add(planner.plan(more), chunk_by_id)
-            plan = plan_round(client.context_window_tokens)
+            rounds.add(more)
+            plan = rounds.plan(client.context_window_tokens)
         if plan.sends_calls:
             if not interaction.can_confirm():
                 raise UsageError(
                     "There is no terminal to ask 'Proceed?' before paying for the calls. "
                     "Run with --yes (-y) to confirm in scripts and CI"
                 )
+            # Free, and before the user is asked to pay: a bad key or model stops here.
             window = client.check_model()
             if window is not None and window != model.context_window_tokens:
-                plan = plan_round(window)
+                plan = rounds.plan(window)
             if request.exact_estimate and plan.sends_calls:
-                plan = plan_round(client.context_window_tokens, client.count_input_tokens)
-        allowance = max(0, request.count + extra_allowance(request.count) - len(rounds.slots))
-        estimate = plan.estimate
-        if allowance and plan.sends_calls:
-            per_question = _per_question_high_usd(
-                family, list(rounds.items.values()), model, request.batch
+                plan = rounds.plan(client.context_window_tokens, client.count_input_tokens)
+        sends = plan.sends_calls
+        estimate = _with_allowance(plan.estimate, rounds, family, request.batch)
+        interaction.show_plan(
+            GeneratePlan(
+                docs_dir=request.docs_dir,
+                documents=len(inputs.documents.documents),
+                chunks=len(inputs.chunks),
+                question_chunks=len(inputs.askable),
+                skipped_files=inputs.documents.skipped,
+                count=request.count,
+                type_counts=counts,
+                pairing=pairing or "",
+                examples=len(inputs.examples),
+                model=model,
+                seed=seed,
+                seed_was_drawn=decision.loaded is None and request.seed is None,
+                questions_path=paths[0],
+                ground_truth_path=paths[1],
+                resumed_count=len(plan.done),
+                pending_count=sum(1 for job in plan.jobs if job.families),
+                cached_count=plan.cached_count,
+                too_long=plan.too_long,
+                estimate=estimate if sends else None,
+                top_up_allowance=rounds.allowance(),
+                checkpoint_path=checkpoint_file,
+                concurrency=request.concurrency,
+                batch=request.batch,
+                max_cost=request.max_cost,
             )
-            estimate = replace(
-                estimate,
-                expected_calls_high=estimate.expected_calls_high + allowance,
-                high_usd=estimate.high_usd + per_question * allowance,
-            )
-        shown = GeneratePlan(
-            docs_dir=request.docs_dir,
-            documents=len(document_set.documents),
-            chunks=len(chunks),
-            question_chunks=len(askable),
-            skipped_files=document_set.skipped,
-            count=request.count,
-            type_counts=counts,
-            pairing=pairing or "",
-            examples=len(examples),
-            model=model,
-            seed=seed,
-            seed_was_drawn=decision.loaded is None and request.seed is None,
-            questions_path=questions_path,
-            ground_truth_path=ground_truth_path,
-            resumed_count=len(plan.done),
-            pending_count=sum(1 for job in plan.jobs if job.families),
-            cached_count=plan.cached_count,
-            too_long=plan.too_long,
-            estimate=estimate if plan.sends_calls else None,
-            top_up_allowance=allowance,
-            checkpoint_path=checkpoint_file,
-            concurrency=request.concurrency,
-            batch=request.batch,
-            max_cost=request.max_cost,
         )
-        interaction.show_plan(shown)
-        if plan.sends_calls and not interaction.confirm("Proceed?", default=True):
+        if sends and not interaction.confirm("Proceed?", default=True):
             logger.info("The user declined to proceed; nothing was generated")
             return GenerateOutcome(declined=True, exit_code=EXIT_ALL_WRITTEN)
+        # Found out now, not after every question has been paid for.
         check_output_folder(request.output_dir)
         run_batches = None
         if request.batch:
@@ -644,63 +729,33 @@ def run_generation(
                 client, stop, poll_seconds=request.batch_poll_seconds, interaction=interaction
             ).run
 
-        def call(model_request: Any, label: str) -> Any:
+        def call(model_request: ModelRequest, label: str) -> CallOutcome:
             return client.call(model_request, label=label)
 
-        records: dict[int, QuestionRecord] = {}
-        estimate_text = (
-            dollar_range(estimate.low_usd, estimate.high_usd) if plan.sends_calls else None
-        )
         while True:
             records = judge_pending(plan, options, call, cache, interaction, stop, run_batches)
-            outcomes = _outcomes(rounds, records, model.model_id)
-            more = replacement_types(outcomes, request.count, len(rounds.slots))
-            if not more or rounds.count >= MAX_ROUNDS:
+            outcomes = rounds.outcomes(records)
+            more = rounds.next_types(outcomes)
+            if not more:
                 break
             logger.info(
                 "%d question(s) dropped so far; asking %d more (round %d)",
                 sum(outcome.pair is None for outcome in outcomes),
                 len(more),
-                rounds.count + 1,
+                rounds.rounds + 1,
             )
-            rounds.add(planner.plan(more), chunk_by_id)
-            # The checkpoint now holds the earlier rounds: the next round continues it.
-            resumed = load_checkpoint(checkpoint_file, families)
-            checkpoint = PreparedCheckpoint(checkpoint_file, checkpoint.header, resumed, None)
-            plan = plan_round(client.context_window_tokens)
+            rounds.add(more)
+            rounds.continue_checkpoint(families)
+            plan = rounds.plan(client.context_window_tokens)
         interaction.finished()
-        return _finish(
-            request,
-            outcomes,
-            records,
-            GenerationFacts(
-                documents=len(document_set.documents),
-                chunks=len(chunks),
-                question_chunks=len(askable),
-                count=request.count,
-                model_id=model.model_id,
-                seed=seed,
-                rounds=rounds.count,
-                calls=sum(record.calls for record in records.values()),
-                cached_questions=sum(
-                    1
-                    for record in records.values()
-                    if record.results and all(result.cached for result in record.results.values())
-                ),
-                usage=sum((record.usage for record in records.values()), TokenUsage()),
-                cost_usd=sum(record.cost_usd for record in records.values()),
-                estimate=estimate_text,
-                batch=request.batch,
-            ),
-            (questions_path, ground_truth_path),
-            checkpoint_file,
-        )
+        estimate_text = dollar_range(estimate.low_usd, estimate.high_usd) if sends else None
+        facts = _facts(inputs, request, model, seed, rounds, records, estimate_text)
+        return _finish(request, outcomes, facts, paths, checkpoint_file)
 
 
 def _finish(
     request: GenerateRequest,
     outcomes: Sequence[SlotOutcome],
-    records: dict[int, QuestionRecord],
     facts: GenerationFacts,
     paths: tuple[Path, Path],
     checkpoint_file: Path,
