@@ -8,6 +8,7 @@ delimiter found as for every input, and writes them back the same way after each
 from __future__ import annotations
 
 import csv
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,8 @@ from rag_evaluator.storage.tables import (
     sniff_delimiter,
     write_csv_atomic,
 )
+
+logger = logging.getLogger(__name__)
 
 QUESTIONS_FILE = "questions.csv"
 GROUND_TRUTH_FILE = "ground_truth.csv"
@@ -64,15 +67,20 @@ def write_golden_set(
     *,
     overwrite: bool,
 ) -> None:
-    """Write both files atomically; without ``overwrite`` an existing file is never replaced."""
+    """Write both files atomically; without ``overwrite`` an existing file is never replaced
+    (and neither file is written when one of them exists)."""
+    appeared = UsageError(
+        f"{questions_path} or {ground_truth_path} appeared while the questions were generated. "
+        "Move it away and run the same command again: the generated questions are kept in the "
+        "checkpoint"
+    )
+    if not overwrite and (questions_path.exists() or ground_truth_path.exists()):
+        raise appeared
     for path, rows in ((ground_truth_path, ground_truth_rows), (questions_path, question_rows)):
         try:
             write_csv_atomic(path, rows, overwrite=overwrite)
         except FileExistsError as exc:
-            raise UsageError(
-                f"{path} appeared while the questions were generated. Move it away and run the "
-                "same command again: the generated questions are kept in the checkpoint"
-            ) from exc
+            raise appeared from exc
         except OSError as exc:
             raise UsageError(
                 f"Cannot write {path}: {exc.strerror}. Free some disk space or choose another "
@@ -87,7 +95,9 @@ def read_table(path: Path) -> RawTable:
         if path.exists():
             raise InputError(f"{path} is a directory, not a CSV file. Pass a file path", path)
         raise MissingFileError(path)
-    text, _encoding, _warnings = decode_bytes(read_input_bytes(path), path)
+    text, _encoding, warnings = decode_bytes(read_input_bytes(path), path)
+    for message in warnings:
+        logger.warning(message)
     lines = list(physical_lines(text))
     first = next((line for line in lines if line.strip()), "")
     csv.field_size_limit(_FIELD_SIZE_LIMIT)
