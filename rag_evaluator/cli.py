@@ -16,7 +16,9 @@ from rag_evaluator.commands.calibrate import calibrate_command
 from rag_evaluator.commands.compare import compare_command
 from rag_evaluator.commands.convert import convert_command
 from rag_evaluator.commands.evaluate import EVALUATE_HELP, evaluate_command
+from rag_evaluator.commands.generate import GENERATE_HELP, generate_command
 from rag_evaluator.commands.report import report_command
+from rag_evaluator.commands.review import REVIEW_HELP, review_command
 from rag_evaluator.errors import RagEvalError
 from rag_evaluator.pipeline.evaluate import EvaluationInterrupted
 
@@ -83,6 +85,8 @@ app.command("evaluate", help=EVALUATE_HELP)(reports_errors(evaluate_command))
 app.command("compare")(reports_errors(compare_command))
 app.command("calibrate")(reports_errors(calibrate_command))
 app.command("report")(reports_errors(report_command))
+app.command("generate", help=GENERATE_HELP)(reports_errors(generate_command))
+app.command("review", help=REVIEW_HELP)(reports_errors(review_command))
 
 
 def _interrupt_on_terminate(signal_number: int, frame: FrameType | None) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -17,6 +18,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from rag_evaluator.core.generation.review import ReviewCard
 
 # Messages, progress and prompts go to stderr so stdout stays clean for tables
 # a user may want to pipe; rich drops colour when the stream is not a terminal.
@@ -123,7 +127,8 @@ class RunProgress:
     terminal (a log file, CI): one ``Evaluating question 15/50...`` line per question.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, label: str = "Evaluating") -> None:
+        self._label = label
         self._live = stderr_console.is_terminal
         self._progress: Progress | None = None
         self._questions: TaskID | None = None
@@ -146,18 +151,18 @@ class RunProgress:
 
     def question_started(self, position: int, total: int, question_number: int) -> None:
         if not self._live:
-            progress(f"Evaluating question {position}/{total} (question {question_number})...")
+            progress(f"{self._label} question {position}/{total} (question {question_number})...")
             return
         bar = self._ensure_started()
         if self._questions is None:
-            self._questions = bar.add_task("Evaluating", total=total, details="")
+            self._questions = bar.add_task(self._label, total=total, details="")
 
     def question_finished(self, finished: int, total: int, details: str) -> None:
         if not self._live:
             return
         bar = self._ensure_started()
         if self._questions is None:
-            self._questions = bar.add_task("Evaluating", total=total, details="")
+            self._questions = bar.add_task(self._label, total=total, details="")
         bar.update(self._questions, completed=finished, total=total, details=details)
 
     def work(self, label: str, done: int, total: int) -> None:
@@ -182,3 +187,70 @@ def raw_output(text: str) -> None:
     """Write ``text`` to stdout exactly as given (JSON for a script), with a final newline."""
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
+
+
+# --- rag-eval review ------------------------------------------------------------------------
+
+HIGHLIGHT_STYLE = "bold black on yellow"
+
+
+def review_card(card: ReviewCard, *, edited: bool = False) -> None:
+    """Show one pair for review: question, answer, facts, source chunks with the supporting
+    sentences highlighted."""
+    from rich.panel import Panel
+    from rich.rule import Rule
+    from rich.text import Text
+
+    kind = f" · {card.question_type}" if card.question_type else ""
+    title = f"Question {card.question_number} · {card.position} of {card.total} to review{kind}"
+    stderr_console.print(Rule(escape(title), align="left"))
+    if edited:
+        stderr_console.print("[green](edited)[/]")
+    for label, value in (
+        ("Question", card.question),
+        ("Answer", card.ground_truth),
+        ("Required facts", "; ".join(card.required_facts) or "-"),
+        ("Source", card.source or "-"),
+    ):
+        line = Text()
+        line.append(f"{label}: ", style="bold")
+        line.append(value)
+        stderr_console.print(line)
+    if not card.contexts:
+        stderr_console.print(Text("No relevant context (an unanswerable question).", style="dim"))
+    for context in card.contexts:
+        body = Text(context.text)
+        for start, end in context.highlights:
+            body.stylize(HIGHLIGHT_STYLE, start, end)
+        # soft_wrap off: a chunk folds inside its box instead of being cut at the border.
+        stderr_console.print(
+            Panel(body, title=escape(context.label), title_align="left"), soft_wrap=False
+        )
+    if card.supporting_sentences and not any(context.highlights for context in card.contexts):
+        stderr_console.print(
+            Text("The supporting sentences are not found in the contexts.", style="yellow")
+        )
+
+
+def read_key(prompt: str, keys: str) -> str:
+    """Wait for one of ``keys`` (a single key press on a terminal); end of input is ``q``."""
+    import click
+
+    stderr_console.print(escape(prompt), end=" ")
+    while True:
+        try:
+            key = click.getchar(echo=False).lower()
+        except EOFError:
+            key = "q"
+        if key in keys:
+            stderr_console.print(escape(key))
+            return key
+
+
+def edit_text(text: str) -> str | None:
+    """Open ``$VISUAL`` / ``$EDITOR`` (else a default editor) on ``text`` in a temporary file
+    and return the file's text once the editor exits; ``click.ClickException`` when the editor
+    cannot be run."""
+    import click
+
+    return click.edit(text, extension=".txt", require_save=False)

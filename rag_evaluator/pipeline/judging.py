@@ -104,7 +104,8 @@ class JudgingOptions:
     model: ModelInfo
     families: tuple[JudgedFamily[Any], ...]
     prompt_origin: str
-    input_paths: tuple[Path, Path, Path]
+    # evaluate's three input files (generate plans its own checkpoint and passes none)
+    input_paths: tuple[Path, ...] = ()
     seed: int | None = None
     limit: int | None = None
     concurrency: int = 1

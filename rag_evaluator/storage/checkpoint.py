@@ -34,6 +34,7 @@ from typing import Any
 from platformdirs import user_state_dir
 
 from rag_evaluator.core.fingerprint import RunFingerprint
+from rag_evaluator.core.generation.fingerprint import GENERATION_KIND, GenerationFingerprint
 from rag_evaluator.core.records import TokenUsage
 from rag_evaluator.core.tasks.base import FamilyResult, JudgedFamily, QuestionRecord
 from rag_evaluator.core.tasks.judge import JUDGE_FAMILY
@@ -62,7 +63,7 @@ Families = Mapping[str, JudgedFamily[Any]]
 class CheckpointHeader:
     """What a resumed run needs to carry on exactly where the first one stopped."""
 
-    fingerprint: RunFingerprint
+    fingerprint: RunFingerprint | GenerationFingerprint
     seed: int
     order: list[int]
     prompt_origin: str
@@ -317,6 +318,13 @@ def _header_to_json(header: CheckpointHeader) -> dict[str, Any]:
     }
 
 
+def _fingerprint_from_json(data: Any) -> RunFingerprint | GenerationFingerprint:
+    # A generate run's checkpoint says so; evaluate's (formats 1 and 2) have no kind.
+    if isinstance(data, dict) and data.get("kind") == GENERATION_KIND:
+        return GenerationFingerprint.from_dict(data)
+    return RunFingerprint.from_dict(data)
+
+
 def _header_from_json(data: Any) -> CheckpointHeader:
     if not isinstance(data, dict) or data.get("type") != "header":
         raise ValueError("not a header line")
@@ -329,7 +337,7 @@ def _header_from_json(data: Any) -> CheckpointHeader:
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError("seed must be an integer")
     return CheckpointHeader(
-        fingerprint=RunFingerprint.from_dict(data["fingerprint"]),
+        fingerprint=_fingerprint_from_json(data["fingerprint"]),
         seed=seed,
         order=order,
         prompt_origin=str(data["prompt_origin"]),

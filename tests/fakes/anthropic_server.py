@@ -87,6 +87,70 @@ def verdict(
     }
 
 
+# -- the generator (rag-eval generate) -----------------------------------------------------
+# A generator request is recognised by its <chunk> tags; its replies are scripted per chunk
+# (script_generation) or made up from the chunk: a question about one of its sentences, that
+# sentence as the answer and as the supporting quote, so the grounding filter passes.
+_CHUNK_PATTERN = re.compile(r'<chunk source="([^"]*)">\n?(.*?)\n?</chunk>', re.DOTALL)
+_QUESTION_TYPE_PATTERN = re.compile(r"<question_type>(.*?)</question_type>")
+_VARIANT_PATTERN = re.compile(r"this is variant (\d+)")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+NO_INFORMATION_ANSWER = "No information is available in the documents to answer this question."
+_QUESTION_OPENINGS = {
+    "factual": "What do the documents say about",
+    "comparison": "How do the options differ regarding",
+    "multi_hop": "How does this connect with the related rule:",
+    "unanswerable": "Is there a rule for public holidays in 2091 about",
+}
+
+
+def generated(
+    question: str,
+    answer: str,
+    required_facts: list[str] | None = None,
+    supporting_sentences: list[str] | None = None,
+) -> dict[str, Any]:
+    """A generator reply for ``FakeAnthropicServer.script_generation``."""
+    return {
+        "question": question,
+        "answer": answer,
+        "required_facts": list(required_facts or []),
+        "supporting_sentences": list(supporting_sentences or []),
+    }
+
+
+def generation_chunks(user_message: str) -> list[tuple[str, str]]:
+    """The ``(source, text)`` of each chunk of a generator request, unescaped."""
+    return [
+        (html.unescape(source), html.unescape(text))
+        for source, text in _CHUNK_PATTERN.findall(user_message)
+    ]
+
+
+def _sentences_of(text: str) -> list[str]:
+    parts = [part.strip() for part in _SENTENCE_SPLIT.split(text)]
+    return [part for part in parts if len(part.split()) >= 4 and not part.startswith("#")]
+
+
+def default_generation(user_message: str) -> dict[str, Any]:
+    """The reply a generator request gets when nothing is scripted for its chunks."""
+    chunks = generation_chunks(user_message)
+    found = _QUESTION_TYPE_PATTERN.search(user_message)
+    question_type = found.group(1) if found else "factual"
+    variant_found = _VARIANT_PATTERN.search(user_message)
+    variant = int(variant_found.group(1)) - 1 if variant_found else 0
+    picked = []
+    for _, text in chunks:
+        sentences = _sentences_of(text) or [text.strip()]
+        picked.append(sentences[variant % len(sentences)])
+    words = " ".join(picked[0].split()[:6]).rstrip(".,;:!?")
+    opening = _QUESTION_OPENINGS.get(question_type, _QUESTION_OPENINGS["factual"])
+    question = f"{opening} '{words}'?"
+    if question_type == "unanswerable":
+        return generated(question, NO_INFORMATION_ANSWER)
+    return generated(question, " ".join(picked), [" ".join(picked[0].split()[:3])], picked)
+
+
 @dataclass(frozen=True)
 class Fault:
     """Something other than a clean verdict for one call. Build with the class methods."""
@@ -262,6 +326,9 @@ class FakeAnthropicServer:
         # Scripts by (role, key): the key is found in the question (or the user message).
         self._scripts: dict[tuple[str, str], deque[Response]] = {}
         self._last_scripted: dict[tuple[str, str], Response] = {}
+        # Generator replies by a fragment of the chunk text they are about.
+        self._generation_scripts: dict[str, deque[Response | None]] = {}
+        self._last_generation: dict[str, Response | None] = {}
         self._next_faults: deque[Fault] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -322,6 +389,33 @@ class FakeAnthropicServer:
             self._scripts[(role, key)] = deque(responses)
             self._last_scripted[(role, key)] = responses[-1]
 
+    def script_generation(self, fragment: str, *responses: Response | None) -> None:
+        """Queue generator replies for requests whose text (unescaped: the chunks, or e.g.
+        ``<question_type>unanswerable</question_type>``) contains ``fragment``; ``None`` is
+        the default reply; the last one repeats once exhausted."""
+        if not responses:
+            raise ValueError("script_generation() needs at least one response")
+        with self._lock:
+            self._generation_scripts[fragment] = deque(responses)
+            self._last_generation[fragment] = responses[-1]
+
+    def generation_requests(self) -> list[RecordedRequest]:
+        """Recorded generator requests (direct or batched)."""
+        return [
+            request
+            for request in self.requests
+            if request.user_message is not None and "<chunk source=" in request.user_message
+        ]
+
+    def _generation_response(self, user_message: str) -> Response:
+        """A generator request's reply (called with the lock held)."""
+        text = html.unescape(user_message)
+        for fragment, queue in self._generation_scripts.items():
+            if fragment in text:
+                response = queue.popleft() if queue else self._last_generation[fragment]
+                return default_generation(user_message) if response is None else response
+        return default_generation(user_message)
+
     def fail_next(self, *faults: Fault) -> None:
         """Apply ``faults`` to the next calls in order, whatever their question."""
         with self._lock:
@@ -368,6 +462,9 @@ class FakeAnthropicServer:
         with self._lock:
             if self._next_faults:
                 return self._next_faults.popleft()
+            message = recorded.user_message
+            if message is not None and "<chunk source=" in message:
+                return self._generation_response(message)
             key = self._script_key(recorded)
             if key is None:
                 return self._default_answer(recorded)
