@@ -18,7 +18,7 @@ from rag_evaluator.core.result_rows import ResultRow
 from rag_evaluator.core.summary import RunFacts, build_summary, format_fraction
 from rag_evaluator.core.tasks.base import QuestionRecord
 from rag_evaluator.core.tasks.judge import JudgeFamily
-from rag_evaluator.storage.results import results_file_path, write_results
+from rag_evaluator.storage.results import results_file_path, results_json, write_results
 from rag_evaluator.storage.tables import write_csv_atomic
 
 JUDGE = JudgeFamily("prompt", ("borderline",))
@@ -259,3 +259,35 @@ def test_the_results_csv_reads_with_pandas_skiprows_recipe(tmp_path: Path) -> No
     with path.open(encoding="utf-8", newline="") as handle:
         table = list(csv.DictReader(line for index, line in enumerate(handle) if index >= skip))
     assert [row["Question Number"] for row in table] == ["1", "2", "3", "4"]
+
+
+@pytest.mark.parametrize("row_count", [0, 1, 4])
+def test_results_written_row_by_row_read_back_as_the_whole_run(
+    tmp_path: Path, row_count: int
+) -> None:
+    # The files are streamed (a million rows are never held as one text): what lands on disk
+    # must still be exactly the whole run, including an empty run and text that needs quoting.
+    rows = _rows()[:row_count]
+    if rows:
+        rows[0] = _row(1, JudgeResult(scores=Scores(1, 1, 1), summary='a "quoted",\r\nline'))
+    summary = build_summary(rows, _facts(), FAMILIES)
+    path, json_path = write_results(
+        tmp_path,
+        datetime(2026, 3, 4, 5, 6, 7),
+        summary,
+        rows,
+        families=FAMILIES,
+        metric_columns=[],
+        with_json=True,
+    )
+    assert json_path is not None
+    expected = results_json(summary, rows, FAMILIES, [])
+    assert json.loads(json_path.read_text(encoding="utf-8")) == expected
+    assert json_path.read_text(encoding="utf-8") == (
+        json.dumps(expected, ensure_ascii=False, indent=1) + "\n"
+    )
+    table = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
+    assert table[: len(summary)] == [[line.text()] for line in summary]
+    assert table[len(summary)] == expected["columns"]
+    assert len(table) == len(summary) + 1 + row_count
+    assert [tmp.name for tmp in tmp_path.iterdir() if tmp.name.endswith(".tmp")] == []

@@ -8,7 +8,7 @@ from typing import Generic, TypeVar
 RowT = TypeVar("RowT")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QuestionRow:
     """A row of questions.csv."""
 
@@ -16,7 +16,7 @@ class QuestionRow:
     question: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GroundTruthRow:
     """A row of ground_truth.csv; the list columns are ``None`` when absent or blank."""
 
@@ -26,7 +26,7 @@ class GroundTruthRow:
     required_facts: list[str] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AnswerRow:
     """A row of rag_answers.csv; ``contexts`` is ``None`` when the column is absent or blank."""
 
@@ -44,7 +44,7 @@ class KeyedRows(Generic[RowT]):
     duplicate_numbers: list[int] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EvaluationItem:
     """One question present in all three files: everything needed to score it."""
 

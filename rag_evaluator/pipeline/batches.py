@@ -144,7 +144,9 @@ class BatchRunner:
         results = dict(known[question_number].known)
         for run in runs:
             results[run.family.name] = run.result  # type: ignore[assignment]
-        self.recorder.question_finished(QuestionRecord(question_number, results))
+        self.recorder.question_finished(
+            QuestionRecord(question_number, results), known[question_number].item
+        )
 
     # -- one stage: batches until every request has a final outcome ---------------------------
 

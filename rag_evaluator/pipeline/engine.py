@@ -22,6 +22,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from rag_evaluator.core.records import EvaluationItem, TokenUsage
@@ -47,20 +48,28 @@ _LAST = 2**62
 _NO_QUESTION = -1
 
 
-@dataclass(frozen=True)
+# Shared by every job with no result known in advance (most of a million).
+NO_KNOWN_RESULTS: Mapping[str, FamilyResult] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
 class QuestionJob:
-    """One question to finish: the families still to run and the results already known."""
+    """One question to finish: the families still to run and the results already known.
+
+    ``position`` is the question's place in the run (1-based), for the progress display.
+    """
 
     question_number: int
     item: EvaluationItem
     families: tuple[JudgedFamily[Any], ...]
-    known: Mapping[str, FamilyResult] = field(default_factory=dict)
+    known: Mapping[str, FamilyResult] = field(default_factory=lambda: NO_KNOWN_RESULTS)
+    position: int = 0
 
 
 class EngineListener(Protocol):
     """Where the engine reports; the evaluate pipeline writes checkpoint lines from here."""
 
-    def question_finished(self, record: QuestionRecord) -> None: ...
+    def question_finished(self, record: QuestionRecord, item: EvaluationItem) -> None: ...
 
     def stage_finished(
         self, key: StageKey, digest: str, outcomes: Sequence[CallOutcome | None]
@@ -215,7 +224,7 @@ class OutageWatch:
 
     def __init__(self, threshold: int = OUTAGE_AFTER) -> None:
         self.threshold = threshold
-        self.held: list[QuestionRecord] = []
+        self.held: list[tuple[QuestionRecord, EvaluationItem]] = []
         self.last_reason = ""
 
     def classify(self, record: QuestionRecord, runs: Sequence[FamilyRun]) -> str:
@@ -253,7 +262,7 @@ class DirectEngine:
         stop: threading.Event | None = None,
         journal: Mapping[StageKey, RecordedStage] | None = None,
         outage_after: int = OUTAGE_AFTER,
-        on_start: Callable[[int], None] | None = None,
+        on_start: Callable[[QuestionJob], None] | None = None,
     ) -> None:
         self._call = call
         self._on_start = on_start
@@ -321,7 +330,7 @@ class DirectEngine:
                 stages.append((run, stage))
         # Only questions that call the model are announced (not cached or shortcut ones).
         if stages and self._on_start is not None:
-            self._on_start(job.question_number)
+            self._on_start(job)
         for run, stage in stages:
             self._submit(active, run, stage)
         self._finish_if_done(active)
@@ -402,18 +411,18 @@ class DirectEngine:
         record = QuestionRecord(active.job.question_number, results)
         kind = self._outage.classify(record, runs)
         if kind == "transient":
-            self._outage.held.append(record)
+            self._outage.held.append((record, active.job.item))
             if self._outage.tripped():
                 raise self._outage.error()
             return
         if kind == "answered":
             self._release_held()
-        self._listener.question_finished(record)
+        self._listener.question_finished(record, active.job.item)
 
     def _release_held(self) -> None:
         held, self._outage.held = self._outage.held, []
-        for record in held:
-            self._listener.question_finished(record)
+        for record, item in held:
+            self._listener.question_finished(record, item)
 
     # -- the workers --------------------------------------------------------------------------
 

@@ -27,8 +27,13 @@ from rag_evaluator.core.gates import (
 )
 from rag_evaluator.core.models import ModelInfo, resolve_model
 from rag_evaluator.core.records import EvaluationItem, TokenUsage
-from rag_evaluator.core.result_rows import ResultRow
-from rag_evaluator.core.selection import exclusion_warnings, format_numbers, select_items
+from rag_evaluator.core.result_rows import NO_METRIC_SCORES, ResultRow
+from rag_evaluator.core.selection import (
+    Selection,
+    exclusion_warnings,
+    format_numbers,
+    select_items,
+)
 from rag_evaluator.core.summary import RunFacts, SummaryLine, build_summary
 from rag_evaluator.core.tasks.base import JudgedFamily, QuestionRecord
 from rag_evaluator.core.tasks.judge import JudgeFamily
@@ -315,10 +320,7 @@ def run_evaluation(
     if families.model_judged:
         resolve_model(request.model)  # an unknown model is reported before any file is read
 
-    questions = load_questions(request.questions_path)
-    ground_truth = load_ground_truth(request.ground_truth_path)
-    answers = load_answers(request.answers_path)
-    selection = select_items(questions, ground_truth, answers, score_missing=request.score_missing)
+    files, selection = _load_inputs(request)
     exclusion_messages = exclusion_warnings(selection.exclusions)
     for message in exclusion_messages:
         logger.warning(message)
@@ -335,11 +337,6 @@ def run_evaluation(
             offline_metric_columns(families.offline),
         ),
     )
-    files = [
-        InputFileInfo("Questions", request.questions_path, len(questions.rows)),
-        InputFileInfo("Ground truth", request.ground_truth_path, len(ground_truth.rows)),
-        InputFileInfo("Answers", request.answers_path, len(answers.rows)),
-    ]
     base_plan = RunPlan(
         files=files,
         question_count=len(items),
@@ -353,6 +350,23 @@ def run_evaluation(
     if setup is None:
         return _offline_run(request, interaction, base_plan, items, started_at)
     return _judged_run(request, settings, interaction, base_plan, setup, items, started_at)
+
+
+def _load_inputs(request: EvaluateRequest) -> tuple[list[InputFileInfo], Selection]:
+    """The three files' sizes and the questions to score.
+
+    The loaded rows are dropped on return: only the selected items live on through the run.
+    """
+    questions = load_questions(request.questions_path)
+    ground_truth = load_ground_truth(request.ground_truth_path)
+    answers = load_answers(request.answers_path)
+    files = [
+        InputFileInfo("Questions", request.questions_path, len(questions.rows)),
+        InputFileInfo("Ground truth", request.ground_truth_path, len(ground_truth.rows)),
+        InputFileInfo("Answers", request.answers_path, len(answers.rows)),
+    ]
+    selection = select_items(questions, ground_truth, answers, score_missing=request.score_missing)
+    return files, selection
 
 
 def _offline_run(
@@ -376,7 +390,10 @@ def _offline_run(
         on_progress=interaction.work_progress,
     )
     interaction.finished()
-    rows = [ResultRow(item, None, metric_scores.get(item.question_number, {})) for item in selected]
+    rows = [
+        ResultRow(item, None, metric_scores.get(item.question_number, NO_METRIC_SCORES))
+        for item in selected
+    ]
     facts = RunFacts(judged=False, coverage=plan.coverage, metric_columns=metric_columns)
     summary = build_summary(rows, facts)
     results_path, json_path = write_results(
@@ -565,6 +582,7 @@ def _judged_run(
             run_batches=run_batches,
         )
         interaction.finished()
+        plan.jobs.clear()  # done with: the jobs need not outlive the judging into the writing
         return _write_outcome(
             request,
             base_plan,
@@ -622,7 +640,9 @@ def _write_outcome(
 ) -> RunOutcome:
     rows = [
         ResultRow(
-            item, records.get(item.question_number), metric_scores.get(item.question_number, {})
+            item,
+            records.get(item.question_number),
+            metric_scores.get(item.question_number, NO_METRIC_SCORES),
         )
         for item in selected
     ]

@@ -44,7 +44,7 @@ from rag_evaluator.errors import (
     JudgeFatalError,
     JudgeUnavailableError,
 )
-from rag_evaluator.pipeline.engine import DirectEngine, QuestionJob, recorded
+from rag_evaluator.pipeline.engine import NO_KNOWN_RESULTS, DirectEngine, QuestionJob, recorded
 from rag_evaluator.storage.checkpoint import (
     CheckpointHeader,
     CheckpointWriter,
@@ -293,7 +293,7 @@ def plan_judging(
     sending_questions = 0
     too_long: list[int] = []
     missing_note = f"no answer in {answers_name}: scored 0 without a call (--score-missing)"
-    for number in selected:
+    for position, number in enumerate(selected, start=1):
         if number in done:
             continue
         item = by_number[number]
@@ -340,7 +340,7 @@ def plan_judging(
             cached_questions += 1
         shortcut_questions += shortcut and not sends
         sending_questions += sends
-        jobs.append(QuestionJob(number, item, tuple(to_run), known))
+        jobs.append(QuestionJob(number, item, tuple(to_run), known or NO_KNOWN_RESULTS, position))
     estimates = {name: [total] for name, total in totals.items()}
     family_questions: dict[str, int] | None = counted
     if count_tokens is not None and first_requests:
@@ -428,11 +428,10 @@ class _Recorder:
         self.plan = plan
         self.cache = cache
         self.model_id = options.model.model_id
-        self.items = {job.question_number: job.item for job in plan.jobs}
         self.interaction = interaction
         self.families = {family.name: family for family in options.families}
-        self.finished_now: dict[int, QuestionRecord] = {}
-        self.positions = {number: index for index, number in enumerate(plan.selected, start=1)}
+        # Every finished record, the resumed ones first: the run's one per-question table.
+        self.records: dict[int, QuestionRecord] = dict(plan.done)
         self.total = len(plan.selected)
         self.finished_count = len(plan.done)
         self.calls = 0
@@ -453,18 +452,15 @@ class _Recorder:
                 ones_scored[0] += value
                 ones_scored[1] += 1
 
-    def question_started(self, question_number: int) -> None:
-        self.interaction.question_started(
-            self.positions.get(question_number, 0), self.total, question_number
-        )
+    def question_started(self, job: QuestionJob) -> None:
+        self.interaction.question_started(job.position, self.total, job.question_number)
 
-    def question_finished(self, record: QuestionRecord) -> None:
+    def question_finished(self, record: QuestionRecord, item: EvaluationItem) -> None:
         self.writer.append(record)
-        self.finished_now[record.question_number] = record
+        self.records[record.question_number] = record
         self.finished_count += 1
         self._tally(record)
         if self.cache.enabled:
-            item = self.items[record.question_number]
             for name, result in record.results.items():
                 if result.scored and not result.cached and result.calls:
                     family = self.families[name]
@@ -575,7 +571,7 @@ def judge_pending(
             engine.run(plan.jobs)
     except KeyboardInterrupt:
         stop.set()
-        finished = len(plan.done) + len(recorder.finished_now)
+        finished = recorder.finished_count
         # The command prints the message below; the log alone gets this record.
         logger.warning(
             "Interrupted after %s of %s questions",
@@ -589,7 +585,7 @@ def judge_pending(
         ) from None
     except JudgeUnavailableError as exc:
         stop.set()
-        finished = len(plan.done) + len(recorder.finished_now)
+        finished = recorder.finished_count
         if finished:
             raise JudgeUnavailableError(
                 with_kept_questions(exc.message, finished), exc.questions_in_a_row
@@ -597,13 +593,13 @@ def judge_pending(
         raise
     except (JudgeFatalError, BudgetExhaustedError) as exc:
         stop.set()
-        finished = len(plan.done) + len(recorder.finished_now)
+        finished = recorder.finished_count
         if finished:
             raise type(exc)(with_kept_questions(exc.message, finished)) from exc
         raise
     finally:
         writer.close()
-    return {**plan.done, **recorder.finished_now}
+    return recorder.records
 
 
 def too_long_message(numbers: Sequence[int]) -> str:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 
 def write_text_atomic(
@@ -30,13 +32,26 @@ def write_bytes_atomic(
     With ``overwrite=False`` an existing ``path`` is left alone and ``FileExistsError``
     raised: the file is published with a hard link, which fails rather than replaces.
     """
+    with open_atomic(path, mode=mode, overwrite=overwrite) as handle:
+        handle.write(data)
+
+
+@contextlib.contextmanager
+def open_atomic(
+    path: Path, *, mode: int | None = None, overwrite: bool = True
+) -> Iterator[BinaryIO]:
+    """A binary file to write ``path`` piece by piece, published whole when the block ends.
+
+    Same guarantees as ``write_bytes_atomic``; a large file never has to be held in memory.
+    An exception inside the block leaves ``path`` untouched and removes the temporary file.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.chmod(temp_name, _default_file_mode() if mode is None else mode)
         with os.fdopen(handle, "wb") as temp_file:
-            temp_file.write(data)
+            yield temp_file
             temp_file.flush()
             os.fsync(temp_file.fileno())
         if overwrite:

@@ -10,18 +10,18 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from rag_evaluator.core.fields import GROUND_TRUTH, QUESTION, QUESTION_NUMBER, RAG_ANSWER
 from rag_evaluator.core.result_rows import ResultRow
 from rag_evaluator.core.summary import SummaryLine
 from rag_evaluator.core.tasks.base import CellValue, JudgedFamily
 from rag_evaluator.errors import ConfigError
-from rag_evaluator.storage.atomic import write_text_atomic
-from rag_evaluator.storage.tables import render_csv
+from rag_evaluator.storage.atomic import open_atomic
+from rag_evaluator.storage.tables import csv_line
 
 RESULTS_FILE_PREFIX = "precision_scores_"
 ERROR = "Error"
@@ -110,10 +110,14 @@ def _row_values(
 
 def results_values(
     rows: Sequence[ResultRow], families: Families, metric_columns: Sequence[str]
-) -> list[list[CellValue]]:
-    """One row of typed values per question, in question-number order (no header)."""
+) -> Iterator[list[CellValue]]:
+    """One row of typed values per question, in question-number order (no header).
+
+    Yielded one at a time: a million-row table is never held whole in memory.
+    """
     ordered = sorted(rows, key=lambda row: row.item.question_number)
-    return [_row_values(row, families, metric_columns) for row in ordered]
+    for row in ordered:
+        yield _row_values(row, families, metric_columns)
 
 
 def _csv_cell(value: CellValue) -> object:
@@ -122,16 +126,6 @@ def _csv_cell(value: CellValue) -> object:
     if isinstance(value, float):
         return f"{value:.4f}"
     return value
-
-
-def results_table(
-    rows: Sequence[ResultRow], families: Families, metric_columns: Sequence[str]
-) -> list[list[object]]:
-    """The header and one row per question, as CSV cells."""
-    table: list[list[object]] = [results_columns(families, metric_columns)]
-    for values in results_values(rows, families, metric_columns):
-        table.append([_csv_cell(value) for value in values])
-    return table
 
 
 _FRACTION = re.compile(r"^(\d+)/(\d+) \(")
@@ -165,6 +159,13 @@ def summary_value_json(value: str) -> Any:
     return value
 
 
+def _json_row(columns: Sequence[str], values: Sequence[CellValue]) -> dict[str, Any]:
+    return {
+        column: (None if value == "" else value)
+        for column, value in zip(columns, values, strict=True)
+    }
+
+
 def results_json(
     summary: Sequence[SummaryLine],
     rows: Sequence[ResultRow],
@@ -177,13 +178,58 @@ def results_json(
         "summary": {line.label: summary_value_json(line.value) for line in summary},
         "columns": columns,
         "rows": [
-            {
-                column: (None if value == "" else value)
-                for column, value in zip(columns, values, strict=True)
-            }
-            for values in results_values(rows, families, metric_columns)
+            _json_row(columns, values) for values in results_values(rows, families, metric_columns)
         ],
     }
+
+
+def _json_text(
+    summary: Sequence[SummaryLine],
+    rows: Sequence[ResultRow],
+    families: Families,
+    metric_columns: Sequence[str],
+) -> Iterator[str]:
+    """``results_json`` as the text ``json.dumps(..., indent=1)`` gives, piece by piece."""
+    columns = results_columns(families, metric_columns)
+    head = {
+        "summary": {line.label: summary_value_json(line.value) for line in summary},
+        "columns": columns,
+    }
+    # The head without its closing brace, then the rows one by one: JSON strings never hold
+    # a raw newline, so indenting a row's lines by two spaces nests it under "rows".
+    yield json.dumps(head, ensure_ascii=False, indent=1)[:-2] + ',\n "rows": ['
+    first = True
+    for values in results_values(rows, families, metric_columns):
+        text = json.dumps(_json_row(columns, values), ensure_ascii=False, indent=1)
+        yield ("\n  " if first else ",\n  ") + text.replace("\n", "\n  ")
+        first = False
+    yield "\n ]\n}\n" if not first else "]\n}\n"
+
+
+def _csv_text(
+    summary: Sequence[SummaryLine],
+    rows: Sequence[ResultRow],
+    families: Families,
+    metric_columns: Sequence[str],
+) -> Iterator[str]:
+    for line in summary:
+        yield csv_line([line.text()])
+    yield csv_line(results_columns(families, metric_columns))
+    for values in results_values(rows, families, metric_columns):
+        yield csv_line([_csv_cell(value) for value in values])
+
+
+def _write_lines(handle: BinaryIO, pieces: Iterable[str]) -> None:
+    # Pieces are gathered into ~1 MB writes: one write per row costs more than the rows.
+    pending: list[str] = []
+    size = 0
+    for piece in pieces:
+        pending.append(piece)
+        size += len(piece)
+        if size >= 1 << 20:
+            handle.write("".join(pending).encode("utf-8"))
+            pending, size = [], 0
+    handle.write("".join(pending).encode("utf-8"))
 
 
 def write_results(
@@ -202,13 +248,11 @@ def write_results(
     The name comes from ``results_file_path``; if another run creates that name first
     (same second), the next free one is taken, so no results file is ever replaced.
     """
-    content: list[list[object]] = [[line.text()] for line in summary]
-    content += results_table(rows, families, metric_columns)
-    text = render_csv(content)
     while True:
         path = results_file_path(output_dir, started_at)
         try:
-            write_text_atomic(path, text, overwrite=False)
+            with open_atomic(path, overwrite=False) as handle:
+                _write_lines(handle, _csv_text(summary, rows, families, metric_columns))
         except OSError as exc:
             # Only an existing file at this very name means another run took it; a
             # FileExistsError about the folder (a file in its place) is a real failure.
@@ -222,9 +266,9 @@ def write_results(
     if not with_json:
         return path, None
     json_path = path.with_suffix(".json")
-    payload = results_json(summary, rows, families, metric_columns)
     try:
-        write_text_atomic(json_path, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+        with open_atomic(json_path) as handle:
+            _write_lines(handle, _json_text(summary, rows, families, metric_columns))
     except OSError as exc:
         raise ConfigError(
             f"Cannot write the JSON results file {json_path}: {exc.strerror}. The CSV results "

@@ -10,7 +10,7 @@ import io
 import json
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -245,20 +245,22 @@ def read_csv(
     )
 
 
-def render_csv(rows: Sequence[Sequence[object]]) -> str:
+def render_csv(rows: Iterable[Sequence[object]]) -> str:
     """Render rows as CSV text with the csv module's standard quoting, one row per line."""
+    return "".join(csv_line(row) for row in rows)
+
+
+def csv_line(row: Sequence[object]) -> str:
+    """One row as a CSV line ending in a newline (``None`` cells empty)."""
     # The writer quotes a cell only if it holds a character of the line terminator.
     # With "\n" alone a cell holding a lone "\r" would go out unquoted and a reader
     # would end the row there; so each row is rendered with "\r\n" (quoting cells
     # with either character) and its ending then written as "\n".
-    lines: list[str] = []
-    for row in rows:
-        buffer = io.StringIO(newline="")
-        csv.writer(buffer, lineterminator="\r\n").writerow(
-            ["" if cell is None else cell for cell in row]
-        )
-        lines.append(buffer.getvalue()[:-2] + "\n")
-    return "".join(lines)
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer, lineterminator="\r\n").writerow(
+        ["" if cell is None else cell for cell in row]
+    )
+    return buffer.getvalue()[:-2] + "\n"
 
 
 def write_csv_atomic(
