@@ -33,28 +33,30 @@ _SURROGATES_START = 0xD800
 _SURROGATES_SIZE = 0x800
 
 
+class _TokenCodes(dict[str, str]):
+    """Token -> its one-character code, a new code for a token never seen."""
+
+    def __missing__(self, token: str) -> str:
+        number = len(self) + 1
+        if number >= _SURROGATES_START:
+            number += _SURROGATES_SIZE
+        code = self[token] = chr(number)
+        return code
+
+
 class ChunkTokens:
     """Tokenizes chunks once and codes each distinct token as one character, so that a
     chunk's token sequence is a string rapidfuzz compares natively. One per run."""
 
     def __init__(self) -> None:
-        self._codes: dict[str, str] = {}
+        self._codes = _TokenCodes()
         self._chunks: dict[str, str] = {}
-
-    def _code(self, token: str) -> str:
-        code = self._codes.get(token)
-        if code is None:
-            number = len(self._codes) + 1
-            if number >= _SURROGATES_START:
-                number += _SURROGATES_SIZE
-            code = self._codes[token] = chr(number)
-        return code
 
     def encode(self, text: str) -> str:
         """The chunk's rouge-score tokens, one character per token."""
         encoded = self._chunks.get(text)
         if encoded is None:
-            encoded = "".join(self._code(token) for token in tokenize(text, None))
+            encoded = "".join(map(self._codes.__getitem__, tokenize(text, None)))
             self._chunks[text] = encoded
         return encoded
 
