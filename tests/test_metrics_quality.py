@@ -447,3 +447,45 @@ def test_quality_pass_as_a_ci_gate(workspace: Workspace) -> None:
         ["evaluate", "--metrics", "quality", "--fail-under", "Quality Failures=0.5"]
     )
     assert text_column.exit_code == 2
+
+
+def test_citations_not_required_checks_only_the_numbers_cited() -> None:
+    assert quality.citations("Paris.", 2, required=False) is None
+    assert quality.citations("Paris [2].", 2, required=False) == 1
+    assert quality.citations("Paris [3].", 2, required=False) == 0
+
+
+def test_a_run_whose_answers_never_cite_says_how_to_turn_the_check_off(
+    workspace: Workspace,
+) -> None:
+    uncited = {
+        number: (answer.split(" [")[0], contexts, scores)
+        for number, (answer, contexts, scores) in ANSWERS.items()
+    }
+    write_quality_inputs(workspace.directory, uncited)
+
+    required = run_cli(["evaluate", "--metrics", "quality", "--yes"])
+    assert required.exit_code == 0, required.output
+    assert (
+        "quality_citations: none of the 5 answer(s) cites a source as [n], so the check fails "
+        "for 3. If your RAG system is not asked to cite, run with --no-require-citations"
+    ) in " ".join(required.stderr.split())
+
+    output = workspace.directory / "optional"
+    optional = run_cli(
+        [
+            "evaluate",
+            "--metrics",
+            "quality",
+            "--no-require-citations",
+            "--output-dir",
+            str(output),
+            "--yes",
+        ]
+    )
+    assert optional.exit_code == 0, optional.output
+    assert "--no-require-citations" not in optional.stderr
+    (path,) = results_files(output)
+    table = read_results(path)
+    assert [row["quality_citations"] for row in table.rows] == [""] * 5
+    assert table.row(1)["quality_pass"] == "1"

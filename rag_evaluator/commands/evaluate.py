@@ -354,6 +354,14 @@ def evaluate_command(
             "passes quality_retrieval_score.",
         ),
     ] = _DEFAULT_METRIC_OPTIONS.min_retrieval_score,
+    require_citations: Annotated[
+        bool,
+        typer.Option(
+            "--require-citations/--no-require-citations",
+            help="Quality family: an answer citing no source as [n] fails quality_citations "
+            "(--no-require-citations: only the numbers it cites are checked).",
+        ),
+    ] = _DEFAULT_METRIC_OPTIONS.require_citations,
     embedding_model: Annotated[
         str | None,
         typer.Option(
@@ -422,6 +430,7 @@ def evaluate_command(
             bertscore_model=bertscore_model,
             fallback_phrases=read_fallback_phrases(fallback_phrases),
             min_retrieval_score=min_retrieval_score,
+            require_citations=require_citations,
         ),
         score_missing=score_missing,
         limit=limit,

@@ -72,8 +72,8 @@ BatchProgress = Callable[[str, int, int], None]
 @dataclass(frozen=True)
 class MetricOptions:
     """Options of the offline families (``--k``, ``--match``, ``--similarity-threshold``,
-    ``--overlap-threshold``, ``--embedding-model``, ``--bertscore-model``, ``--fallback-phrases``,
-    ``--min-retrieval-score``)."""
+    ``--overlap-threshold``, ``--embedding-model``, ``--bertscore-model``,
+    ``--fallback-phrases``, ``--min-retrieval-score``, ``--require-citations``)."""
 
     k: int = retrieval.DEFAULT_K
     match: str = EXACT
@@ -83,6 +83,7 @@ class MetricOptions:
     bertscore_model: str | None = None
     fallback_phrases: tuple[str, ...] = quality.DEFAULT_FALLBACK_PHRASES
     min_retrieval_score: float = quality.DEFAULT_MIN_RETRIEVAL_SCORE
+    require_citations: bool = True
 
 
 @dataclass(frozen=True)
@@ -246,7 +247,25 @@ def compute_offline_metrics(
         for family in chosen:
             _score_family(FAMILY_METRICS[family], item, _INPUT_BUILDERS[family], run, row, empty)
         scores[item.question_number] = row
-    return OfflineMetricsResult(columns, scores, empty.warnings(columns, len(items)))
+    warnings = empty.warnings(columns, len(items))
+    if QUALITY in chosen and options.require_citations:
+        warnings += _no_citation_warning(items, scores)
+    return OfflineMetricsResult(columns, scores, warnings)
+
+
+def _no_citation_warning(
+    items: Sequence[EvaluationItem], scores: dict[int, dict[str, float | str | None]]
+) -> list[str]:
+    """A hint when no answer of the run cites anything: the system is likely not asked to
+    cite, and every answer failing quality_citations says nothing about it."""
+    failed = [number for number, row in scores.items() if row.get(quality.CITATIONS) == 0]
+    if not failed or any(quality.cited_numbers(item.rag_answer) for item in items):
+        return []
+    return [
+        f"{quality.CITATIONS}: none of the {len(items)} answer(s) cites a source as [n], so "
+        f"the check fails for {len(failed)}. If your RAG system is not asked to cite, run "
+        "with --no-require-citations"
+    ]
 
 
 @dataclass(frozen=True)
@@ -292,7 +311,9 @@ def _semantic_row_inputs(item: EvaluationItem, run: _RunData) -> SemanticInputs:
 
 
 def _quality_inputs(item: EvaluationItem, run: _RunData) -> quality.QualityAssessment:
-    return quality_inputs(item, run.fallbacks, run.options.min_retrieval_score)
+    return quality_inputs(
+        item, run.fallbacks, run.options.min_retrieval_score, run.options.require_citations
+    )
 
 
 # How each family's per-row input is built (the registry's metrics read it).

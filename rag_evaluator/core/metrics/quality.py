@@ -8,8 +8,10 @@ empty answer, which not_empty already fails:
 - has_contexts: at least one non-blank context was retrieved.
 - citations: the answer cites its sources as ``[n]`` and every ``n`` is between 1 and the
   number of contexts. An answer without any citation fails (seed 002 checks that the answer
-  has citations); an out-of-range number fails. Does not apply when no context was
-  retrieved and the answer cites nothing (there is nothing it could cite).
+  has citations) unless citations are not required (``--no-require-citations``, for RAG
+  systems not asked to cite: then only the numbers it does cite are checked); an
+  out-of-range number fails. Does not apply when no context was retrieved and the answer
+  cites nothing (there is nothing it could cite).
 - no_fallback: none of the fallback phrases occurs, case-folded, whitespace collapsed, as
   whole words. Does not apply when the phrase list is empty (the check is turned off).
 - retrieval_score: every retrieval score is at least the minimum. Does not apply when no
@@ -134,14 +136,15 @@ def has_contexts(contexts: Sequence[str]) -> int:
     return _flag(any(context.strip() for context in contexts))
 
 
-def citations(answer: str, context_count: int) -> int | None:
+def citations(answer: str, context_count: int, required: bool = True) -> int | None:
     """1 when the answer cites ``[n]`` and every n is in 1..context_count; 0 when it cites
-    nothing or out of range; ``None`` for an empty answer, or no context and no citation."""
+    out of range, or nothing while citations are ``required``; ``None`` for an empty answer,
+    or no citation when there is no context or citations are not required."""
     if not answer.strip():
         return None
     numbers = cited_numbers(answer)
     if not numbers:
-        return None if context_count == 0 else 0
+        return None if context_count == 0 or not required else 0
     return _flag(all(1 <= number <= context_count for number in numbers))
 
 
@@ -193,6 +196,7 @@ def assess_answer(
     *,
     fallback_phrases: FallbackPhrases | Sequence[str] = DEFAULT_FALLBACKS,
     min_retrieval_score: float = DEFAULT_MIN_RETRIEVAL_SCORE,
+    require_citations: bool = True,
 ) -> QualityAssessment:
     """Seed 002's quality control of one answer. ``contexts`` / ``retrieval_scores``
     ``None`` mean "not reported": the checks needing them do not apply."""
@@ -204,7 +208,9 @@ def assess_answer(
     checks: dict[str, int | None] = {
         NOT_EMPTY: not_empty(answer),
         HAS_CONTEXTS: None if contexts is None else has_contexts(contexts),
-        CITATIONS: None if contexts is None else citations(answer, len(contexts)),
+        CITATIONS: (
+            None if contexts is None else citations(answer, len(contexts), require_citations)
+        ),
         NO_FALLBACK: no_fallback(answer, phrases),
         RETRIEVAL_SCORE: (
             None

@@ -123,7 +123,10 @@ class SemanticInputs:
 
 
 def quality_inputs(
-    item: EvaluationItem, fallbacks: quality.FallbackPhrases, min_retrieval_score: float
+    item: EvaluationItem,
+    fallbacks: quality.FallbackPhrases,
+    min_retrieval_score: float,
+    require_citations: bool = True,
 ) -> quality.QualityAssessment:
     """A row's quality checks, computed together because ``quality_pass`` and the failures
     read them all. A check whose input is missing (no Contexts, no Retrieval Scores) is
@@ -135,6 +138,7 @@ def quality_inputs(
         item.retrieval_scores,
         fallback_phrases=fallbacks,
         min_retrieval_score=min_retrieval_score,
+        require_citations=require_citations,
     )
 
 
