@@ -18,11 +18,17 @@ prints min / median / max with ``benchmarks/timing.py``; quote medians, with the
 4. Long contexts: read whole (the model reads the first 256 word pieces) against cut into
    passages the model reads whole (what the run does since issue 8 item 2).
 5. The whole semantic family (embeddings + BERTScore) and model loading.
+6. Overlap matching (--match overlap, context_overlap): ROUGE-L recall of every golden
+   chunk against every retrieved chunk, as rouge-score's RougeScorer.score per pair
+   (tokenizing both texts and a pure-Python LCS table each time) against what the run does
+   (each chunk tokenized once, rapidfuzz's LCS on token codes); then the retrieval family
+   with exact and overlap matching on --overlap-rows questions of 10 retrieved and 3
+   golden chunks.
 
 Never asserted in tests; run it by hand:
 
     .venv/bin/python benchmarks/metrics_bench.py [--rows 10000] [--semantic-rows 60]
-        [--repeats 5] [--parts 1,2,3,4,5]
+        [--repeats 5] [--parts 1,2,3,4,5,6] [--overlap-rows 10000]
 """
 
 from __future__ import annotations
@@ -180,6 +186,7 @@ def bench_families(rows: int, repeats: int) -> None:
         "lexical": ["lexical"],
         "overlap": ["overlap"],
         "retrieval (exact)": ["retrieval"],
+        "quality": ["quality"],
         "lexical,overlap,retrieval": ["lexical", "overlap", "retrieval"],
     }
     cases: dict[str, Callable[[], object]] = {
@@ -352,12 +359,90 @@ def bench_semantic_family(rows: int, repeats: int) -> None:
     print(format_stats(loading))
 
 
+def overlap_items(count: int, seed: int = 11) -> list[EvaluationItem]:
+    """Rows with 10 retrieved chunks of ~66 words and 3 golden chunks of ~44 words, each
+    golden chunk a stretch of some retrieved chunk cut at other boundaries (or absent)."""
+    rng = random.Random(seed)
+    items: list[EvaluationItem] = []
+    for number in range(1, count + 1):
+        retrieved = [" ".join(_sentence(rng, 22) for _ in range(3)) for _ in range(10)]
+        golden = []
+        for _ in range(3):
+            source = rng.choice(retrieved).split()
+            start = rng.randint(0, 20)
+            golden.append(" ".join(source[start : start + 44]) + " " + _sentence(rng, 4))
+        items.append(
+            EvaluationItem(number, "Q?", "A.", "A.", contexts=retrieved, relevant_contexts=golden)
+        )
+    return items
+
+
+def _recalls_rouge_score(items: Sequence[EvaluationItem]) -> list[float]:
+    from rouge_score.rouge_scorer import RougeScorer
+
+    scorer = RougeScorer(["rougeL"])
+    return [
+        scorer.score(golden, retrieved)["rougeL"].recall
+        for item in items
+        for retrieved in item.contexts or []
+        for golden in item.relevant_contexts or []
+    ]
+
+
+def _recalls_tokenized_once(items: Sequence[EvaluationItem]) -> list[float]:
+    from rag_evaluator.core.metrics.chunk_overlap import ChunkTokens, rouge_l_recall
+
+    tokens = ChunkTokens()
+    recalls: list[float] = []
+    for item in items:
+        golden = [tokens.encode(chunk) for chunk in item.relevant_contexts or []]
+        for retrieved in item.contexts or []:
+            encoded = tokens.encode(retrieved)
+            recalls += [rouge_l_recall(chunk, encoded) for chunk in golden]
+    return recalls
+
+
+def bench_overlap_matching(pair_rows: int, rows: int, repeats: int) -> None:
+    sample = overlap_items(pair_rows)
+    slow, fast = _recalls_rouge_score(sample), _recalls_tokenized_once(sample)
+    assert all(abs(a - b) < 1e-12 for a, b in zip(slow, fast, strict=True)), "same recalls"
+    before = "RougeScorer.score per pair"
+    now = "tokenized once + rapidfuzz LCS (now)"
+    wall, cpu = alternate_wall_and_cpu(
+        {
+            before: lambda: _recalls_rouge_score(sample),
+            now: lambda: _recalls_tokenized_once(sample),
+        },
+        repeats,
+    )
+    heading(f"6. Overlap matching: ROUGE-L recall of {len(fast):,} chunk pairs ({pair_rows} rows)")
+    print_wall_and_cpu(wall, cpu, [("", before, now)])
+    pairs_per_second = len(fast) / cpu[now].median
+    print(f"  now: {pairs_per_second:,.0f} pairs/s of CPU (median)")
+
+    items = overlap_items(rows)
+    cases: dict[str, Callable[[], object]] = {
+        f"retrieval --match {match}": (
+            lambda match=match: compute_offline_metrics(
+                items, ["retrieval"], MetricOptions(k=5, match=match)
+            )
+        )
+        for match in ("exact", "overlap")
+    }
+    wall, cpu = alternate_wall_and_cpu(cases, max(2, repeats // 2))
+    heading(f"6b. The retrieval family on {rows:,} rows of 10 retrieved and 3 golden chunks")
+    print_wall_and_cpu(wall, cpu, [])
+    for name in cases:
+        print(f"  {name}: median {rows_per_second(wall[name].median, rows)} wall-clock")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--semantic-rows", type=int, default=60)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--parts", default="1,2,3,4,5", help="which parts to run, e.g. 3,4")
+    parser.add_argument("--overlap-rows", type=int, default=10_000)
+    parser.add_argument("--parts", default="1,2,3,4,5,6", help="which parts to run, e.g. 3,4")
     arguments = parser.parse_args()
     parts = {part.strip() for part in arguments.parts.split(",")}
     print(f"Machine: {machine()}")
@@ -372,6 +457,8 @@ def main() -> None:
         bench_long_contexts(arguments.semantic_rows // 3, arguments.repeats)
     if "5" in parts:
         bench_semantic_family(arguments.semantic_rows, arguments.repeats)
+    if "6" in parts:
+        bench_overlap_matching(40, arguments.overlap_rows, arguments.repeats)
 
 
 if __name__ == "__main__":

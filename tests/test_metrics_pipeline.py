@@ -90,6 +90,7 @@ def test_lexical_overlap_and_retrieval_columns_in_display_order(
         "mrr",
         "ndcg_at_k",
         "hybrid_log_rank",
+        "context_overlap",
     ]
     assert result.columns == metric_columns(["lexical", "overlap", "retrieval"])
     assert set(result.scores) == {1, 2, 3}
@@ -159,9 +160,15 @@ def test_families_with_inputs_needs_both_context_columns_for_retrieval() -> None
     only_contexts = [EvaluationItem(1, "Q", "A", "A", contexts=["c"])]
     both = [*only_contexts, EvaluationItem(2, "Q", "A", "A", contexts=[], relevant_contexts=[])]
     assert families_with_inputs([]) == []
-    assert families_with_inputs(plain) == ["lexical", "overlap", "semantic"]
-    assert families_with_inputs(only_contexts) == ["lexical", "overlap", "semantic"]
-    assert families_with_inputs(both) == ["lexical", "overlap", "retrieval", "semantic"]
+    assert families_with_inputs(plain) == ["lexical", "overlap", "semantic", "quality"]
+    assert families_with_inputs(only_contexts) == ["lexical", "overlap", "semantic", "quality"]
+    assert families_with_inputs(both) == [
+        "lexical",
+        "overlap",
+        "retrieval",
+        "semantic",
+        "quality",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -218,7 +225,9 @@ def run_without(modules: str, families: str, match: str = "exact") -> str:
 
 
 def test_overlap_without_its_extra_names_the_install_command() -> None:
-    assert run_without("sacrebleu,rouge_score", "lexical,overlap") == (
+    # rouge-score is a core dependency (--match overlap, context_overlap): sacreBLEU is the
+    # overlap extra.
+    assert run_without("sacrebleu", "lexical,overlap") == (
         "BLEU needs the optional 'overlap' dependencies. "
         "Install them with: pip install 'rag-eval[overlap]'"
     )
@@ -236,5 +245,8 @@ def test_semantic_and_similarity_matching_without_the_extra_name_the_install_com
         "dependencies. Install them with: pip install torch --index-url "
         "https://download.pytorch.org/whl/cpu && pip install 'rag-eval[semantic]'"
     )
-    # Exact matching and the lexical family need neither extra.
-    assert run_without(f"{blocked},sacrebleu,rouge_score", "lexical,retrieval") == "no error"
+    # Exact and overlap matching, the lexical and quality families need neither extra.
+    for match in ("exact", "overlap"):
+        assert run_without(f"{blocked},sacrebleu", "lexical,retrieval,quality", match) == (
+            "no error"
+        )

@@ -10,6 +10,7 @@ import typer
 from rag_evaluator import console
 from rag_evaluator.core.cost import dollar_range
 from rag_evaluator.core.gates import describe_failures, parse_thresholds
+from rag_evaluator.core.metrics.quality import DEFAULT_FALLBACK_PHRASES
 from rag_evaluator.core.models import DEFAULT_MODEL_ALIAS
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.core.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
@@ -22,7 +23,7 @@ from rag_evaluator.pipeline.evaluate import (
     run_evaluation,
 )
 from rag_evaluator.pipeline.judged_families import AUTO, LlmFamilyOptions
-from rag_evaluator.pipeline.metric_families import JUDGE_FAMILY
+from rag_evaluator.pipeline.metric_families import JUDGE_FAMILY, read_fallback_phrases
 from rag_evaluator.pipeline.metrics import MetricOptions
 from rag_evaluator.pipeline.report import report_for_run
 from rag_evaluator.settings import load_settings
@@ -31,8 +32,8 @@ _DEFAULT_METRIC_OPTIONS = MetricOptions()
 _DEFAULT_REQUEST = EvaluateRequest(Path(), Path(), Path(), Path())
 
 EVALUATE_HELP = f"""Score every RAG answer: Claude judges precision, recall and accuracy (the
-judge family), and offline metric families (lexical, overlap, retrieval, semantic) score
-beside it. More model-judged families on request: ragas, geval, classify, match and
+judge family), and offline metric families (lexical, overlap, retrieval, semantic,
+quality) score beside it. More model-judged families on request: ragas, geval, classify, match and
 rubric (--rubric FILE).
 
 \b
@@ -40,7 +41,8 @@ Inputs (in the current folder unless given):
   questions.csv      Question Number, Question
   ground_truth.csv   Question Number, Ground Truth
                      [+ Relevant Contexts (JSON list), Required Facts]
-  rag_answers.csv    Question Number, RAG Answer [+ Contexts (JSON list)]
+  rag_answers.csv    Question Number, RAG Answer [+ Contexts (JSON list),
+                     Retrieval Scores (JSON list of numbers, one per context)]
                      (write it from RAG JSON output with `rag-eval convert`)
 
 \b
@@ -197,7 +199,8 @@ def evaluate_command(
         typer.Option(
             "--metrics",
             help="Comma list of metric families: judge, ragas, geval, classify, match, "
-            "rubric (model-judged), lexical, overlap, retrieval, semantic (offline); or all "
+            "rubric (model-judged), lexical, overlap, retrieval, semantic, quality (offline); "
+            "or all "
             "(the judge and every offline family).",
         ),
     ] = JUDGE_FAMILY,
@@ -309,7 +312,11 @@ def evaluate_command(
     ] = _DEFAULT_METRIC_OPTIONS.k,
     match: Annotated[
         str,
-        typer.Option("--match", help="Retrieval metrics: how contexts match, exact or similarity."),
+        typer.Option(
+            "--match",
+            help="Retrieval metrics: how contexts match: exact, similarity (embeddings) or "
+            "overlap (ROUGE-L recall of the golden chunk).",
+        ),
     ] = _DEFAULT_METRIC_OPTIONS.match,
     similarity_threshold: Annotated[
         float,
@@ -320,6 +327,41 @@ def evaluate_command(
             help="Retrieval metrics with --match similarity: lowest cosine that matches.",
         ),
     ] = _DEFAULT_METRIC_OPTIONS.similarity_threshold,
+    overlap_threshold: Annotated[
+        float,
+        typer.Option(
+            "--overlap-threshold",
+            min=0.0,
+            max=1.0,
+            help="Retrieval metrics with --match overlap: lowest share of a golden chunk's "
+            "tokens (ROUGE-L recall) a retrieved chunk must cover to match it.",
+        ),
+    ] = _DEFAULT_METRIC_OPTIONS.overlap_threshold,
+    fallback_phrases: Annotated[
+        str,
+        typer.Option(
+            "--fallback-phrases",
+            help="Quality family: comma list of phrases that fail quality_no_fallback "
+            "(replaces the defaults), or @FILE with one phrase per line; empty turns the "
+            "check off.",
+        ),
+    ] = ",".join(DEFAULT_FALLBACK_PHRASES),
+    min_retrieval_score: Annotated[
+        float,
+        typer.Option(
+            "--min-retrieval-score",
+            help="Quality family: lowest retrieval score (Retrieval Scores column) that "
+            "passes quality_retrieval_score.",
+        ),
+    ] = _DEFAULT_METRIC_OPTIONS.min_retrieval_score,
+    require_citations: Annotated[
+        bool,
+        typer.Option(
+            "--require-citations/--no-require-citations",
+            help="Quality family: an answer citing no source as [n] fails quality_citations "
+            "(--no-require-citations: only the numbers it cites are checked).",
+        ),
+    ] = _DEFAULT_METRIC_OPTIONS.require_citations,
     embedding_model: Annotated[
         str | None,
         typer.Option(
@@ -383,8 +425,12 @@ def evaluate_command(
             k=k,
             match=match.strip().lower(),
             similarity_threshold=similarity_threshold,
+            overlap_threshold=overlap_threshold,
             embedding_model=embedding_model,
             bertscore_model=bertscore_model,
+            fallback_phrases=read_fallback_phrases(fallback_phrases),
+            min_retrieval_score=min_retrieval_score,
+            require_citations=require_citations,
         ),
         score_missing=score_missing,
         limit=limit,

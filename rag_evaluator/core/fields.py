@@ -7,6 +7,7 @@ Pure: takes and returns plain data. The CSV reader in ``storage/tables.py`` uses
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -18,6 +19,8 @@ RAG_ANSWER = "RAG Answer"
 CONTEXTS = "Contexts"
 RELEVANT_CONTEXTS = "Relevant Contexts"
 REQUIRED_FACTS = "Required Facts"
+# The retrieval system's score of each context, a JSON array parallel to Contexts (issue 11).
+RETRIEVAL_SCORES = "Retrieval Scores"
 
 # Spellings are compared after column_key(): case, spaces, underscores and
 # punctuation are ignored, so "Question No." and "question_no" are both "questionno".
@@ -74,6 +77,7 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
         "referencecontexts",
     ),
     REQUIRED_FACTS: ("requiredfacts", "facts", "keyfacts", "mustinclude"),
+    RETRIEVAL_SCORES: ("retrievalscores", "contextscores", "similarityscores", "scores"),
 }
 
 
@@ -130,6 +134,37 @@ def parse_question_number(raw: str) -> int:
     if len(digits) > _MAX_QUESTION_NUMBER_DIGITS:
         raise QuestionNumberError(f"{text[:40]!r} is too large for a question number")
     return int(digits)
+
+
+class ScoreListError(ValueError):
+    """A Retrieval Scores cell that is not a JSON array of numbers."""
+
+
+def parse_score_list(raw: str) -> tuple[float, ...] | None:
+    """Parse a Retrieval Scores cell: a JSON array of finite numbers, ``None`` when blank.
+
+    Raises ``ScoreListError`` saying what is wrong (not JSON, not an array, an item that is
+    not a finite number). Booleans, ``null``, numbers written as strings and NaN/Infinity
+    are refused: a score that cannot be compared with a threshold is not a score.
+    """
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ScoreListError(f"{text[:40]!r} is not JSON") from exc
+    if not isinstance(value, list):
+        raise ScoreListError(f"{text[:40]!r} is not a JSON array")
+    scores: list[float] = []
+    for position, item in enumerate(value, start=1):
+        if isinstance(item, bool) or not isinstance(item, int | float):
+            raise ScoreListError(f"item {position} ({json.dumps(item)[:40]}) is not a number")
+        number = float(item)
+        if not math.isfinite(number):
+            raise ScoreListError(f"item {position} ({item}) is not a finite number")
+        scores.append(number)
+    return tuple(scores)
 
 
 def parse_text_list(raw: str, *, allow_semicolons: bool = False) -> list[str] | None:

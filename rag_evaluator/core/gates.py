@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_evaluator.core.fields import column_key
+from rag_evaluator.core.metrics.registry import TEXT_COLUMNS
 from rag_evaluator.core.result_rows import ResultRow
 from rag_evaluator.core.tasks.base import JudgedFamily
 from rag_evaluator.errors import UsageError
@@ -104,8 +105,10 @@ def resolve_thresholds(
 def computed_metrics(
     families: Sequence[JudgedFamily[Any]], metric_columns: Sequence[str]
 ) -> list[str]:
-    """The metric names a run computes: each judged family's metrics, then offline columns."""
-    return [*(name for family in families for name in family.metric_columns), *metric_columns]
+    """The metric names a run computes: each judged family's metrics, then offline columns
+    (not the text ones, such as Quality Failures)."""
+    offline = [name for name in metric_columns if name not in TEXT_COLUMNS]
+    return [*(name for family in families for name in family.metric_columns), *offline]
 
 
 def observed_values(
@@ -129,7 +132,13 @@ def observed_values(
         for name, numbers in found.items():
             values[name] = sum(numbers) / len(numbers) if numbers else None
     for column in metric_columns:
-        numbers = [value for row in rows if (value := row.metric_scores.get(column)) is not None]
+        if column in TEXT_COLUMNS:
+            continue
+        numbers = [
+            float(value)
+            for row in rows
+            if isinstance(value := row.metric_scores.get(column), int | float)
+        ]
         values[column] = sum(numbers) / len(numbers) if numbers else None
     return values
 

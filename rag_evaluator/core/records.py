@@ -28,11 +28,13 @@ class GroundTruthRow:
 
 @dataclass(frozen=True, slots=True)
 class AnswerRow:
-    """A row of rag_answers.csv; ``contexts`` is ``None`` when the column is absent or blank."""
+    """A row of rag_answers.csv; ``contexts`` and ``retrieval_scores`` are ``None`` when the
+    column is absent or blank (the scores, when given, are parallel to the contexts)."""
 
     question_number: int
     rag_answer: str
     contexts: list[str] | None = None
+    retrieval_scores: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,8 @@ class EvaluationItem:
     required_facts: list[str] | None = None
     # No row in the answers file (kept only with --score-missing; the answer is then "").
     answer_missing: bool = False
+    # The retrieval system's score of each context (Retrieval Scores), None when not reported.
+    retrieval_scores: tuple[float, ...] | None = None
 
 
 @dataclass(slots=True)

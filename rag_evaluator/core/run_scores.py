@@ -6,7 +6,8 @@ code changes):
 - the item columns (Question Number, Question, Ground Truth, RAG Answer), the judge's
   text columns (Reasoning, Consensus, Votes, Error, Note) and the LLM families' text and
   label columns (``LLM_FAMILY_TEXT_COLUMNS``: reasons, details, grades, labels, methods,
-  the G-Eval confidence) are never metrics;
+  the G-Eval confidence) and the offline families' text columns (``Quality Failures``) are
+  never metrics;
 - a column whose non-empty cells are all exactly ``0`` or ``1`` is a **binary** metric;
 - a column whose non-empty cells are all numbers, at least one of them written with a
   decimal point or an exponent (``0.6291``, ``1.0000``, ``1e-05``), is a **continuous**
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from rag_evaluator.core.fields import GROUND_TRUTH, QUESTION, QUESTION_NUMBER, RAG_ANSWER
+from rag_evaluator.core.metrics.quality import FAILURES as QUALITY_FAILURES
 
 PRECISION = "Precision"
 RECALL = "Recall"
@@ -56,6 +58,8 @@ LLM_FAMILY_TEXT_COLUMNS = (
     "match_reasoning",
     "rubric_reasoning",
 )
+# Text columns of the offline families: the names of the quality checks an answer failed.
+OFFLINE_TEXT_COLUMNS = (QUALITY_FAILURES,)
 # How the Error cell names the other model-judged families when several ran.
 _OTHER_FAMILY_ERROR = re.compile(r"(?:ragas|geval|classify|match|rubric): ")
 NON_METRIC_COLUMNS = (
@@ -69,6 +73,7 @@ NON_METRIC_COLUMNS = (
     ERROR,
     NOTE,
     *LLM_FAMILY_TEXT_COLUMNS,
+    *OFFLINE_TEXT_COLUMNS,
 )
 
 # A number with a decimal point or an exponent: 0.6291, .5, 1.0000, 1e-05.

@@ -120,6 +120,7 @@ def select_items(
                 relevant_contexts=truth.relevant_contexts,
                 required_facts=truth.required_facts,
                 answer_missing=answer is None,
+                retrieval_scores=answer.retrieval_scores if answer is not None else None,
             )
         )
     return Selection(items, exclusions, len(answerable), len(answered))

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rag_evaluator.core.metrics.registry import RATE_COLUMNS, TEXT_COLUMNS
 from rag_evaluator.core.records import TokenUsage
 from rag_evaluator.core.statistics import (
     CONFIDENCE_LEVEL,
@@ -131,6 +132,17 @@ def build_summary(
         if facts.cost_usd is not None:
             lines.append(SummaryLine("Cost", f"${facts.cost_usd:.4f}"))
     for column in facts.metric_columns:
-        values = [value for row in rows if (value := row.metric_scores.get(column)) is not None]
-        lines.append(SummaryLine(column, format_mean(values)))
+        if column in TEXT_COLUMNS:
+            continue
+        values = [
+            float(value)
+            for row in rows
+            if isinstance(value := row.metric_scores.get(column), int | float)
+        ]
+        if column in RATE_COLUMNS:
+            # A 0/1 check: its pass rate over the questions it applies to.
+            passed = sum(1 for value in values if value == 1.0)
+            lines.append(SummaryLine(column, format_fraction(passed, len(values))))
+        else:
+            lines.append(SummaryLine(column, format_mean(values)))
     return lines

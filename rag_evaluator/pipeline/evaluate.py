@@ -633,7 +633,7 @@ def _write_outcome(
     selected: Sequence[EvaluationItem],
     records: dict[int, QuestionRecord],
     metric_columns: list[str],
-    metric_scores: dict[int, dict[str, float | None]],
+    metric_scores: dict[int, dict[str, float | str | None]],
     started_at: datetime,
     judged: Sequence[JudgedFamily[Any]],
     cache: ResponseCache,

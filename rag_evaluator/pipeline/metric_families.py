@@ -134,7 +134,7 @@ def compute_offline(
     answers_file: str | PathLike[str] | None = None,
     ground_truth_file: str | PathLike[str] | None = None,
     on_progress: BatchProgress | None = None,
-) -> tuple[list[str], dict[int, dict[str, float | None]]]:
+) -> tuple[list[str], dict[int, dict[str, float | str | None]]]:
     """The offline metric columns and their values per question number (none when not asked).
 
     ``answers_file`` and ``ground_truth_file`` are the input files as the user gave them
@@ -155,6 +155,13 @@ def compute_offline(
     for warning in result.warnings:
         logger.warning(warning)
     return list(result.columns), dict(result.scores)
+
+
+def read_fallback_phrases(raw: str) -> tuple[str, ...]:
+    """``--fallback-phrases``: a comma list, or ``@FILE`` with one phrase per line."""
+    from rag_evaluator.storage.phrase_file import load_phrase_option
+
+    return load_phrase_option(raw)
 
 
 def runnable_offline_families() -> list[str]:

@@ -1,4 +1,5 @@
-"""The offline metric families of an evaluate run: lexical, overlap, retrieval, semantic.
+"""The offline metric families of an evaluate run: lexical, overlap, retrieval, semantic,
+quality.
 
 Walks the metric registry over the run's items and returns one score per question and
 metric column (``None`` where the inputs are missing or the metric is undefined), plus one
@@ -8,17 +9,20 @@ embedding pass over every distinct text of the run. Prints nothing.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rag_evaluator.core.metrics import overlap, retrieval, semantic
+from rag_evaluator.core.metrics import overlap, quality, retrieval, semantic
+from rag_evaluator.core.metrics.chunk_overlap import ChunkTokens
 from rag_evaluator.core.metrics.registry import (
     FAMILY_METRICS,
     LEXICAL,
     OFFLINE_FAMILIES,
     OVERLAP,
+    QUALITY,
     RETRIEVAL,
     SEMANTIC,
     BertScores,
@@ -29,6 +33,7 @@ from rag_evaluator.core.metrics.registry import (
     SemanticInputs,
     missing_input_reason,
     missing_inputs,
+    quality_inputs,
 )
 from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.selection import format_numbers
@@ -54,7 +59,8 @@ __all__ = [
 
 EXACT = "exact"
 SIMILARITY = "similarity"
-MATCH_MODES = (EXACT, SIMILARITY)
+OVERLAP_MATCH = "overlap"
+MATCH_MODES = (EXACT, SIMILARITY, OVERLAP_MATCH)
 _SHOWN_QUESTION_NUMBERS = 10
 
 Progress = Callable[[str], None]
@@ -66,13 +72,18 @@ BatchProgress = Callable[[str, int, int], None]
 @dataclass(frozen=True)
 class MetricOptions:
     """Options of the offline families (``--k``, ``--match``, ``--similarity-threshold``,
-    ``--embedding-model``, ``--bertscore-model``)."""
+    ``--overlap-threshold``, ``--embedding-model``, ``--bertscore-model``,
+    ``--fallback-phrases``, ``--min-retrieval-score``, ``--require-citations``)."""
 
     k: int = retrieval.DEFAULT_K
     match: str = EXACT
     similarity_threshold: float = retrieval.DEFAULT_SIMILARITY_THRESHOLD
+    overlap_threshold: float = retrieval.DEFAULT_OVERLAP_THRESHOLD
     embedding_model: str | None = None
     bertscore_model: str | None = None
+    fallback_phrases: tuple[str, ...] = quality.DEFAULT_FALLBACK_PHRASES
+    min_retrieval_score: float = quality.DEFAULT_MIN_RETRIEVAL_SCORE
+    require_citations: bool = True
 
 
 @dataclass(frozen=True)
@@ -80,22 +91,23 @@ class OfflineMetricsResult:
     """Scores per question and column; ``None`` marks a cell left empty."""
 
     columns: list[str]
-    scores: dict[int, dict[str, float | None]]
+    # A score, or the text of a text column (Quality Failures); None for an empty cell.
+    scores: dict[int, dict[str, float | str | None]]
     warnings: list[str] = field(default_factory=list)
 
 
 def families_with_inputs(items: Sequence[EvaluationItem]) -> list[str]:
     """The offline families ``--metrics all`` should run: those whose inputs some item has.
 
-    Lexical, overlap and semantic need only the three spec columns; retrieval needs both
-    Contexts and Relevant Contexts on at least one question.
+    Lexical, overlap, semantic and quality need only the three spec columns; retrieval needs
+    both Contexts and Relevant Contexts on at least one question.
     """
     if not items:
         return []
     families = [LEXICAL, OVERLAP]
     if any(item.contexts is not None and item.relevant_contexts is not None for item in items):
         families.append(RETRIEVAL)
-    families.append(SEMANTIC)
+    families += [SEMANTIC, QUALITY]
     return families
 
 
@@ -123,6 +135,16 @@ def validate_options(options: MetricOptions) -> None:
         raise UsageError(
             "--similarity-threshold must be between 0 and 1 "
             f"(got {options.similarity_threshold}). Try --similarity-threshold 0.8"
+        )
+    if not 0.0 <= options.overlap_threshold <= 1.0:
+        raise UsageError(
+            "--overlap-threshold must be between 0 and 1 "
+            f"(got {options.overlap_threshold}). Try --overlap-threshold 0.7"
+        )
+    if not math.isfinite(options.min_retrieval_score):
+        raise UsageError(
+            f"--min-retrieval-score must be a finite number (got {options.min_retrieval_score})"
+            ". Try --min-retrieval-score 0.5"
         )
 
 
@@ -160,7 +182,7 @@ def _score_family(
     item: EvaluationItem,
     build_input: Callable[[EvaluationItem, _RunData], Any],
     run: _RunData,
-    row: dict[str, float | None],
+    row: dict[str, float | str | None],
     empty: _EmptyCells,
 ) -> None:
     family_input: Any = None
@@ -175,7 +197,7 @@ def _score_family(
             family_input = build_input(item, run)
         value = definition.compute(family_input)
         row[name] = value
-        if value is None:
+        if value is None and not definition.quiet_when_undefined:
             empty.add(name, definition.reason_for(family_input), item.question_number)
 
 
@@ -209,16 +231,41 @@ def compute_offline_metrics(
     if SEMANTIC in chosen:
         bert_scores = _bert_score_run(items, options, report, on_progress)
 
-    run = _RunData(options, embeddings, bert_scores, input_files or InputFileNames())
+    run = _RunData(
+        options,
+        embeddings,
+        bert_scores,
+        input_files or InputFileNames(),
+        quality.FallbackPhrases.of(options.fallback_phrases),
+        ChunkTokens(),
+    )
     columns = [name for family in chosen for name in FAMILY_METRICS[family]]
     empty = _EmptyCells()
-    scores: dict[int, dict[str, float | None]] = {}
+    scores: dict[int, dict[str, float | str | None]] = {}
     for item in items:
-        row: dict[str, float | None] = {}
+        row: dict[str, float | str | None] = {}
         for family in chosen:
             _score_family(FAMILY_METRICS[family], item, _INPUT_BUILDERS[family], run, row, empty)
         scores[item.question_number] = row
-    return OfflineMetricsResult(columns, scores, empty.warnings(columns, len(items)))
+    warnings = empty.warnings(columns, len(items))
+    if QUALITY in chosen and options.require_citations:
+        warnings += _no_citation_warning(items, scores)
+    return OfflineMetricsResult(columns, scores, warnings)
+
+
+def _no_citation_warning(
+    items: Sequence[EvaluationItem], scores: dict[int, dict[str, float | str | None]]
+) -> list[str]:
+    """A hint when no answer of the run cites anything: the system is likely not asked to
+    cite, and every answer failing quality_citations says nothing about it."""
+    failed = [number for number, row in scores.items() if row.get(quality.CITATIONS) == 0]
+    if not failed or any(quality.cited_numbers(item.rag_answer) for item in items):
+        return []
+    return [
+        f"{quality.CITATIONS}: none of the {len(items)} answer(s) cites a source as [n], so "
+        f"the check fails for {len(failed)}. If your RAG system is not asked to cite, run "
+        "with --no-require-citations"
+    ]
 
 
 @dataclass(frozen=True)
@@ -229,6 +276,10 @@ class _RunData:
     embeddings: EmbeddingTable | None
     bert_scores: dict[tuple[str, str], BertScores]
     input_files: InputFileNames
+    fallbacks: quality.FallbackPhrases
+    # rouge-score tokens of every chunk, computed once per run (overlap matching and
+    # context_overlap).
+    chunk_tokens: ChunkTokens
 
 
 def _text_inputs(item: EvaluationItem, _run: _RunData) -> EvaluationItem:
@@ -240,7 +291,17 @@ def _lexical_inputs(item: EvaluationItem, _run: _RunData) -> LexicalInputs:
 
 
 def _retrieval_inputs(item: EvaluationItem, run: _RunData) -> RetrievalInputs:
-    return RetrievalInputs(_ranked_matches(item, run.options, run.embeddings), run.options.k)
+    retrieved = item.contexts or []
+    golden = item.relevant_contexts or []
+    golden_count = len(retrieval.distinct_token_chunks(golden, run.chunk_tokens))
+    recalls = retrieval.overlap_recalls(retrieved, golden, run.chunk_tokens)
+    if run.options.match == OVERLAP_MATCH:
+        ranked = retrieval.overlap_matches(recalls, golden_count, run.options.overlap_threshold)
+    else:
+        ranked = _ranked_matches(item, run.options, run.embeddings)
+    return RetrievalInputs(
+        ranked, run.options.k, retrieval.context_overlap_from_recalls(recalls, golden_count)
+    )
 
 
 def _semantic_row_inputs(item: EvaluationItem, run: _RunData) -> SemanticInputs:
@@ -249,12 +310,19 @@ def _semantic_row_inputs(item: EvaluationItem, run: _RunData) -> SemanticInputs:
     return _semantic_inputs(item, run.embeddings, run.bert_scores)
 
 
+def _quality_inputs(item: EvaluationItem, run: _RunData) -> quality.QualityAssessment:
+    return quality_inputs(
+        item, run.fallbacks, run.options.min_retrieval_score, run.options.require_citations
+    )
+
+
 # How each family's per-row input is built (the registry's metrics read it).
 _INPUT_BUILDERS: dict[str, Callable[[EvaluationItem, _RunData], Any]] = {
     LEXICAL: _lexical_inputs,
     OVERLAP: _text_inputs,
     RETRIEVAL: _retrieval_inputs,
     SEMANTIC: _semantic_row_inputs,
+    QUALITY: _quality_inputs,
 }
 
 

@@ -14,8 +14,11 @@ from rag_evaluator.core.fields import (
     RAG_ANSWER,
     RELEVANT_CONTEXTS,
     REQUIRED_FACTS,
+    RETRIEVAL_SCORES,
     QuestionNumberError,
+    ScoreListError,
     parse_question_number,
+    parse_score_list,
     parse_text_list,
 )
 from rag_evaluator.core.records import AnswerRow, GroundTruthRow, KeyedRows, QuestionRow, RowT
@@ -96,16 +99,34 @@ def load_ground_truth(path: Path) -> KeyedRows[GroundTruthRow]:
     )
 
 
+def _answer_row(path: Path, number: int, record: CsvRecord) -> AnswerRow:
+    contexts = parse_text_list(record.values.get(CONTEXTS, ""))
+    where = f"{path.name} line {record.line_number}: '{RETRIEVAL_SCORES}'"
+    try:
+        scores = parse_score_list(record.values.get(RETRIEVAL_SCORES, ""))
+    except ScoreListError as exc:
+        raise InputError(
+            f"{where} {exc}. Write a JSON array of numbers, one per context, such as "
+            "[0.82, 0.61], or leave the cell blank when the scores are not known",
+            path,
+        ) from exc
+    # Scores that do not pair with the contexts cannot be trusted for any of them.
+    if scores is not None and contexts is not None and len(scores) != len(contexts):
+        raise InputError(
+            f"{where} has {len(scores)} score(s) for {len(contexts)} context(s). Give one score "
+            "per context, in the order of Contexts, or leave the cell blank",
+            path,
+        )
+    return AnswerRow(number, record.values[RAG_ANSWER], contexts, scores)
+
+
 def load_answers(path: Path) -> KeyedRows[AnswerRow]:
-    """Read rag_answers.csv: Question Number, RAG Answer (+ optional Contexts)."""
+    """Read rag_answers.csv: Question Number, RAG Answer (+ optional Contexts, Retrieval
+    Scores)."""
     return _keyed(
         path,
         [QUESTION_NUMBER, RAG_ANSWER],
-        [CONTEXTS],
-        lambda number, record: AnswerRow(
-            number,
-            record.values[RAG_ANSWER],
-            parse_text_list(record.values.get(CONTEXTS, "")),
-        ),
+        [CONTEXTS, RETRIEVAL_SCORES],
+        lambda number, record: _answer_row(path, number, record),
         json_fix=_ANSWERS_JSON_FIX,
     )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from rag_evaluator.core import fields
-from rag_evaluator.core.metrics import lexical, overlap, retrieval, semantic
+from rag_evaluator.core.metrics import lexical, overlap, quality, retrieval, semantic
 from rag_evaluator.core.records import EvaluationItem
 
 InputT = TypeVar("InputT")
@@ -22,12 +22,14 @@ LEXICAL = "lexical"
 OVERLAP = "overlap"
 RETRIEVAL = "retrieval"
 SEMANTIC = "semantic"
-OFFLINE_FAMILIES = (LEXICAL, OVERLAP, RETRIEVAL, SEMANTIC)
+QUALITY = "quality"
+OFFLINE_FAMILIES = (LEXICAL, OVERLAP, RETRIEVAL, SEMANTIC, QUALITY)
 
 # The optional EvaluationItem fields a metric may need, and how to name their absence.
 CONTEXTS = "contexts"
 RELEVANT_CONTEXTS = "relevant_contexts"
 REQUIRED_FACTS = "required_facts"
+RETRIEVAL_SCORES = "retrieval_scores"
 
 
 @dataclass(frozen=True)
@@ -45,19 +47,26 @@ def missing_input_reason(field_name: str, files: InputFileNames) -> str:
         CONTEXTS: (fields.CONTEXTS, files.answers),
         RELEVANT_CONTEXTS: (fields.RELEVANT_CONTEXTS, files.ground_truth),
         REQUIRED_FACTS: (fields.REQUIRED_FACTS, files.ground_truth),
+        RETRIEVAL_SCORES: (fields.RETRIEVAL_SCORES, files.answers),
     }[field_name]
     return f"no {column} in {file_name}"
 
 
 @dataclass(frozen=True)
 class MetricDefinition(Generic[InputT]):
-    """One metric column: how to compute it and why it can be empty."""
+    """One metric column: how to compute it and why it can be empty.
+
+    A text column (``Quality Failures``) computes a string, ``""`` for nothing to say.
+    """
 
     name: str
-    compute: Callable[[InputT], float | None]
+    compute: Callable[[InputT], float | str | None]
     needs: tuple[str, ...] = ()
     # Why ``compute`` gave ``None``: fixed, or read from the row when there are several causes.
     undefined_reason: str | Callable[[InputT], str] = ""
+    # ``None`` means "does not apply to this answer", which is normal: no warning for it
+    # (a missing input column is still warned about).
+    quiet_when_undefined: bool = False
 
     def reason_for(self, family_input: InputT) -> str:
         """Why the metric is undefined for this row's input."""
@@ -79,10 +88,12 @@ class LexicalInputs:
 
 @dataclass(frozen=True)
 class RetrievalInputs:
-    """A row's retrieval input: its ranked matches and the cut-off k."""
+    """A row's retrieval input: its ranked matches, the cut-off k and its context overlap
+    (mean best ROUGE-L recall of the golden chunks)."""
 
     ranked: retrieval.RankedMatches
     k: int
+    context_overlap: float | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +120,26 @@ class SemanticInputs:
     question_context_cosines: tuple[float, ...]
     sentence_support: tuple[float | None, ...]
     bert_scores: BertScores | None
+
+
+def quality_inputs(
+    item: EvaluationItem,
+    fallbacks: quality.FallbackPhrases,
+    min_retrieval_score: float,
+    require_citations: bool = True,
+) -> quality.QualityAssessment:
+    """A row's quality checks, computed together because ``quality_pass`` and the failures
+    read them all. A check whose input is missing (no Contexts, no Retrieval Scores) is
+    ``None``, as is one that does not apply."""
+    return quality.assess_answer(
+        item.question,
+        item.rag_answer,
+        item.contexts,
+        item.retrieval_scores,
+        fallback_phrases=fallbacks,
+        min_retrieval_score=min_retrieval_score,
+        require_citations=require_citations,
+    )
 
 
 def _facts(item: EvaluationItem) -> list[str]:
@@ -221,7 +252,35 @@ RETRIEVAL_METRICS: dict[str, MetricDefinition[RetrievalInputs]] = _table(
         needs=_RETRIEVAL_NEEDS,
         undefined_reason=_NO_GOLDEN,
     ),
+    MetricDefinition(
+        "context_overlap",
+        lambda row: row.context_overlap,
+        needs=_RETRIEVAL_NEEDS,
+        undefined_reason=_NO_GOLDEN,
+    ),
 )
+
+
+def _check(name: str, needs: tuple[str, ...] = ()) -> MetricDefinition[quality.QualityAssessment]:
+    return MetricDefinition(
+        name, lambda row: row.checks[name], needs=needs, quiet_when_undefined=True
+    )
+
+
+QUALITY_METRICS: dict[str, MetricDefinition[quality.QualityAssessment]] = _table(
+    _check(quality.NOT_EMPTY),
+    _check(quality.HAS_CONTEXTS, (CONTEXTS,)),
+    _check(quality.CITATIONS, (CONTEXTS,)),
+    _check(quality.NO_FALLBACK),
+    _check(quality.RETRIEVAL_SCORE, (RETRIEVAL_SCORES,)),
+    _check(quality.LIST_FORMAT),
+    MetricDefinition(quality.PASS, lambda row: row.passed),
+    MetricDefinition(quality.FAILURES, lambda row: "; ".join(row.failures)),
+)
+# Columns whose summary is a pass rate (count/total with a Wilson interval), not a mean.
+RATE_COLUMNS = frozenset((*quality.CHECKS, quality.PASS))
+# Columns holding text, not a score: no summary row, never a --fail-under metric.
+TEXT_COLUMNS = frozenset((quality.FAILURES,))
 
 
 def _no_question_context_cosine(inputs: SemanticInputs) -> str:
@@ -284,6 +343,7 @@ FAMILY_METRICS: dict[str, dict[str, MetricDefinition[Any]]] = {
     OVERLAP: OVERLAP_METRICS,
     RETRIEVAL: RETRIEVAL_METRICS,
     SEMANTIC: SEMANTIC_METRICS,
+    QUALITY: QUALITY_METRICS,
 }
 
 

@@ -1,11 +1,13 @@
 """Retrieval metrics (seed 004): how well the ranked retrieved chunks cover the golden chunks.
 
 Everything is computed from one ``RankedMatches`` record: for each retrieved chunk, in rank
-order, the golden chunks it matches. Matching is either exact (same text once whitespace runs
-are collapsed) or by cosine similarity at or above a threshold (0.8 by default); both build
-the same record, so every metric has one definition. Either way a chunk that repeats an
-earlier one of its list is dropped first: the same text for exact matching, the same
-embedding (cosine >= 1 - 1e-6) for similarity matching.
+order, the golden chunks it matches. Matching is exact (same text once whitespace runs are
+collapsed), by cosine similarity at or above a threshold (0.8 by default), or by overlap: the
+retrieved chunk covers the golden chunk's tokens at ROUGE-L recall at or above a threshold
+(0.7 by default, ``chunk_overlap``); all three build the same record, so every metric has one
+definition. Either way a chunk that repeats an earlier one of its list is dropped first: the
+same text for exact matching, the same embedding (cosine >= 1 - 1e-6) for similarity
+matching, the same text or the same rouge-score token sequence for overlap matching.
 
 Definitions (k is the cut-off, G the number of distinct golden chunks, n the number of
 retrieved chunks):
@@ -21,8 +23,12 @@ retrieved chunks):
   the whole list, rank is the first rank matching that golden chunk (score 0 when unmatched)
   and log_rank(r) = 1 − ln(1 + γ(r − 1)) / ln(1 + γ(n − 1)); with n = 1 the only rank scores 1
 
-With no golden chunk (G = 0) recall, F1, RR, nDCG and hybrid are undefined (``None``), while
-P@k is 0: none of the retrieved chunks can be relevant.
+- context_overlap = mean over golden chunks of the best ROUGE-L recall of the golden chunk
+  against any retrieved chunk (whatever the matching mode): how much golden text was
+  retrieved, whatever the chunk boundaries
+
+With no golden chunk (G = 0) recall, F1, RR, nDCG, hybrid and context_overlap are undefined
+(``None``), while P@k is 0: none of the retrieved chunks can be relevant.
 """
 
 from __future__ import annotations
@@ -31,11 +37,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rag_evaluator.core.metrics.chunk_overlap import ChunkTokens, recall_matrix
 from rag_evaluator.core.metrics.semantic import Vector, similarity_matrix
 from rag_evaluator.errors import UsageError
 
 DEFAULT_K = 5
 DEFAULT_SIMILARITY_THRESHOLD = 0.8
+DEFAULT_OVERLAP_THRESHOLD = 0.7
 DEFAULT_GAMMA = 1.0
 DEFAULT_ALPHA = 0.5
 # Two embeddings this close are the same chunk to the model (identical texts embedded in
@@ -111,6 +119,59 @@ def similarity_matches(
         frozenset(j for j, cosine in enumerate(row) if cosine >= threshold) for row in similarities
     )
     return RankedMatches(matches, golden_count)
+
+
+def distinct_token_chunks(chunks: Sequence[str], tokens: ChunkTokens) -> list[str]:
+    """``distinct_chunks``, then a chunk with the same rouge-score tokens as an earlier one
+    dropped too (it differs only in case or punctuation: the same chunk to ROUGE-L). A
+    chunk without tokens (text in other scripts) is kept: it repeats nothing."""
+    kept: list[str] = []
+    seen: set[str] = set()
+    for chunk in distinct_chunks(chunks):
+        encoded = tokens.encode(chunk)
+        if encoded and encoded in seen:
+            continue
+        seen.add(encoded)
+        kept.append(chunk)
+    return kept
+
+
+def overlap_recalls(
+    retrieved_chunks: Sequence[str], golden_chunks: Sequence[str], tokens: ChunkTokens
+) -> list[list[float]]:
+    """ROUGE-L recall of each golden chunk against each retrieved chunk (repeats dropped
+    first, as ``distinct_token_chunks``): ``recalls[i][j]`` is retrieved i against golden j."""
+    retrieved = [tokens.encode(chunk) for chunk in distinct_token_chunks(retrieved_chunks, tokens)]
+    golden = [tokens.encode(chunk) for chunk in distinct_token_chunks(golden_chunks, tokens)]
+    return recall_matrix(retrieved, golden)
+
+
+def overlap_matches(
+    recalls: Sequence[Sequence[float]],
+    golden_count: int,
+    threshold: float = DEFAULT_OVERLAP_THRESHOLD,
+) -> RankedMatches:
+    """Match chunks by coverage: ``recalls[i][j]`` is the ROUGE-L recall of golden chunk j
+    against retrieved chunk i; a pair matches when it is at least ``threshold``."""
+    if not 0.0 <= threshold <= 1.0:
+        raise UsageError(
+            f"The overlap threshold must be between 0 and 1 (got {threshold}). Use for example 0.7"
+        )
+    matches = tuple(
+        frozenset(j for j, recall in enumerate(row) if recall >= threshold) for row in recalls
+    )
+    return RankedMatches(matches, golden_count)
+
+
+def context_overlap_from_recalls(
+    recalls: Sequence[Sequence[float]], golden_count: int
+) -> float | None:
+    """Mean over the golden chunks of their best recall against any retrieved chunk; 0 when
+    nothing was retrieved, ``None`` without golden chunks."""
+    if golden_count == 0:
+        return None
+    best = [max((row[j] for row in recalls), default=0.0) for j in range(golden_count)]
+    return math.fsum(best) / golden_count
 
 
 def _check_k(k: int) -> None:
@@ -227,7 +288,91 @@ def hybrid_log_rank(
     return alpha * recall + (1.0 - alpha) * rank_quality
 
 
-# --- the seed's signatures: chunks (exact) or embeddings (similarity) in, a score out ---
+# --- the seed's signatures: chunks (exact, overlap) or embeddings (similarity) in ---
+
+
+def _overlap_ranked(
+    retrieved_chunks: Sequence[str], ground_truth_chunks: Sequence[str], overlap_threshold: float
+) -> RankedMatches:
+    tokens = ChunkTokens()
+    golden_count = len(distinct_token_chunks(ground_truth_chunks, tokens))
+    recalls = overlap_recalls(retrieved_chunks, ground_truth_chunks, tokens)
+    return overlap_matches(recalls, golden_count, overlap_threshold)
+
+
+def context_overlap(
+    retrieved_chunks: Sequence[str], ground_truth_chunks: Sequence[str]
+) -> float | None:
+    """Mean over golden chunks of the best ROUGE-L recall against any retrieved chunk."""
+    tokens = ChunkTokens()
+    golden_count = len(distinct_token_chunks(ground_truth_chunks, tokens))
+    recalls = overlap_recalls(retrieved_chunks, ground_truth_chunks, tokens)
+    return context_overlap_from_recalls(recalls, golden_count)
+
+
+def precision_at_k_overlap(
+    retrieved_chunks: Sequence[str],
+    ground_truth_chunks: Sequence[str],
+    k: int,
+    overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
+) -> float:
+    """P@k with overlap matching (ROUGE-L recall of the golden chunk >= threshold)."""
+    return precision_at_k(
+        _overlap_ranked(retrieved_chunks, ground_truth_chunks, overlap_threshold), k
+    )
+
+
+def recall_at_k_overlap(
+    retrieved_chunks: Sequence[str],
+    ground_truth_chunks: Sequence[str],
+    k: int,
+    overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
+) -> float | None:
+    """R@k with overlap matching; ``None`` without golden chunks."""
+    return recall_at_k(_overlap_ranked(retrieved_chunks, ground_truth_chunks, overlap_threshold), k)
+
+
+def f1_at_k_overlap(
+    retrieved_chunks: Sequence[str],
+    ground_truth_chunks: Sequence[str],
+    k: int,
+    overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
+) -> float | None:
+    """F1@k with overlap matching; ``None`` without golden chunks."""
+    return f1_at_k(_overlap_ranked(retrieved_chunks, ground_truth_chunks, overlap_threshold), k)
+
+
+def mrr_overlap(
+    retrieved_chunks: Sequence[str],
+    ground_truth_chunks: Sequence[str],
+    overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
+) -> float | None:
+    """Reciprocal rank of the first chunk covering a golden chunk."""
+    return reciprocal_rank(
+        _overlap_ranked(retrieved_chunks, ground_truth_chunks, overlap_threshold)
+    )
+
+
+def ndcg_at_k_overlap(
+    retrieved_chunks: Sequence[str],
+    ground_truth_chunks: Sequence[str],
+    k: int,
+    overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
+) -> float | None:
+    """nDCG@k with overlap matching."""
+    return ndcg_at_k(_overlap_ranked(retrieved_chunks, ground_truth_chunks, overlap_threshold), k)
+
+
+def hybrid_log_rank_score_overlap(
+    retrieved_chunks: Sequence[str],
+    ground_truth_chunks: Sequence[str],
+    overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
+    gamma: float = DEFAULT_GAMMA,
+    alpha: float = DEFAULT_ALPHA,
+) -> float | None:
+    """Hybrid log-rank score with overlap matching."""
+    ranked = _overlap_ranked(retrieved_chunks, ground_truth_chunks, overlap_threshold)
+    return hybrid_log_rank(ranked, gamma, alpha)
 
 
 def _similarity_ranked(
