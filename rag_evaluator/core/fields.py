@@ -18,6 +18,9 @@ RAG_ANSWER = "RAG Answer"
 CONTEXTS = "Contexts"
 RELEVANT_CONTEXTS = "Relevant Contexts"
 REQUIRED_FACTS = "Required Facts"
+# Parallel to Contexts: the retriever's score of each context, as a JSON array of numbers;
+# blank when the RAG output reports none.
+RETRIEVAL_SCORES = "Retrieval Scores"
 
 # Spellings are compared after column_key(): case, spaces, underscores and
 # punctuation are ignored, so "Question No." and "question_no" are both "questionno".
@@ -74,6 +77,7 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
         "referencecontexts",
     ),
     REQUIRED_FACTS: ("requiredfacts", "facts", "keyfacts", "mustinclude"),
+    RETRIEVAL_SCORES: ("retrievalscores", "similarityscores", "contextscores", "scores"),
 }
 
 
@@ -107,6 +111,21 @@ def resolve_columns(headers: Sequence[str], wanted: Iterable[str]) -> dict[str, 
                 taken.add(index)
                 break
     return resolved
+
+
+def metadata_headers(headers: Sequence[str]) -> list[tuple[int, str]]:
+    """The columns of a table that are metadata (``Category``, ``Source``...): every named
+    header that spells none of the canonical columns, first occurrence of a name kept."""
+    known = set(resolve_columns(headers, COLUMN_ALIASES).values())
+    seen: set[str] = set()
+    extra: list[tuple[int, str]] = []
+    for index, header in enumerate(headers):
+        name = header.strip()
+        if index in known or not name or name in seen:
+            continue
+        seen.add(name)
+        extra.append((index, name))
+    return extra
 
 
 # Far beyond any real question set, and well inside int()'s digit limit.

@@ -14,6 +14,8 @@ class QuestionRow:
 
     question_number: int
     question: str
+    # Metadata columns (Category, Source, ...) by header, carried into the results.
+    metadata: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,8 @@ class EvaluationItem:
     required_facts: list[str] | None = None
     # No row in the answers file (kept only with --score-missing; the answer is then "").
     answer_missing: bool = False
+    # The question's metadata columns (Category, Source, ...), for the results and --group-by.
+    metadata: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

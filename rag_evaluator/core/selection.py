@@ -120,6 +120,7 @@ def select_items(
                 relevant_contexts=truth.relevant_contexts,
                 required_facts=truth.required_facts,
                 answer_missing=answer is None,
+                metadata=questions.rows[number].metadata,
             )
         )
     return Selection(items, exclusions, len(answerable), len(answered))

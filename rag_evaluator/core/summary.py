@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from rag_evaluator.core.tasks.base import JudgedFamily
 
 SUMMARY_PREFIX = "#SUMMARY: "
+# The summary row naming the results table's metadata columns (carried from questions.csv
+# or the dataset), so that readers never take them for metrics: names joined by "; ".
+METADATA_COLUMNS = "Metadata Columns"
+METADATA_SEPARATOR = "; "
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class RunFacts:
     batch: bool = False
     coverage: tuple[int, int] | None = None
     metric_columns: Sequence[str] = ()
+    metadata_columns: Sequence[str] = ()
 
 
 def _percent(share: float) -> int:
@@ -133,4 +138,15 @@ def build_summary(
     for column in facts.metric_columns:
         values = [value for row in rows if (value := row.metric_scores.get(column)) is not None]
         lines.append(SummaryLine(column, format_mean(values)))
+    if facts.metadata_columns:
+        lines.append(SummaryLine(METADATA_COLUMNS, METADATA_SEPARATOR.join(facts.metadata_columns)))
     return lines
+
+
+def metadata_columns(summary: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """The metadata columns a results file's summary names (none in older files)."""
+    for label, value in summary:
+        if label == METADATA_COLUMNS:
+            names = value.split(METADATA_SEPARATOR.strip())
+            return tuple(name.strip() for name in names if name.strip())
+    return ()

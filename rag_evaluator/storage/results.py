@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_evaluator.core.fields import GROUND_TRUTH, QUESTION, QUESTION_NUMBER, RAG_ANSWER
+from rag_evaluator.core.group_summary import GroupSummary
 from rag_evaluator.core.result_rows import ResultRow
 from rag_evaluator.core.summary import SummaryLine
 from rag_evaluator.core.tasks.base import CellValue, JudgedFamily
@@ -68,12 +69,14 @@ def prepare_output_directory(output_dir: Path) -> None:
         ) from exc
 
 
-def results_columns(families: Families, metric_columns: Sequence[str]) -> list[str]:
+def results_columns(
+    families: Families, metric_columns: Sequence[str], metadata_columns: Sequence[str] = ()
+) -> list[str]:
     """The table's header: the item, each judged family's columns, Error and Note (when any
-    family is judged), then the offline metric columns."""
+    family is judged), the offline metric columns, then the metadata columns."""
     judged = [column for family in families for column in family.columns]
     shared = list(SHARED_JUDGED_COLUMNS) if families else []
-    return [*ITEM_COLUMNS, *judged, *shared, *metric_columns]
+    return [*ITEM_COLUMNS, *judged, *shared, *metric_columns, *metadata_columns]
 
 
 def _joined(parts: Sequence[tuple[str, str]], single: bool) -> str:
@@ -84,7 +87,10 @@ def _joined(parts: Sequence[tuple[str, str]], single: bool) -> str:
 
 
 def _row_values(
-    row: ResultRow, families: Families, metric_columns: Sequence[str]
+    row: ResultRow,
+    families: Families,
+    metric_columns: Sequence[str],
+    metadata_columns: Sequence[str] = (),
 ) -> list[CellValue]:
     item = row.item
     values: list[CellValue] = [
@@ -105,15 +111,19 @@ def _row_values(
         single = len(families) == 1
         values += [_joined(errors, single), _joined(notes, single)]
     values += [row.metric_scores.get(column) for column in metric_columns]
+    values += [item.metadata.get(column, "") for column in metadata_columns]
     return values
 
 
 def results_values(
-    rows: Sequence[ResultRow], families: Families, metric_columns: Sequence[str]
+    rows: Sequence[ResultRow],
+    families: Families,
+    metric_columns: Sequence[str],
+    metadata_columns: Sequence[str] = (),
 ) -> list[list[CellValue]]:
     """One row of typed values per question, in question-number order (no header)."""
     ordered = sorted(rows, key=lambda row: row.item.question_number)
-    return [_row_values(row, families, metric_columns) for row in ordered]
+    return [_row_values(row, families, metric_columns, metadata_columns) for row in ordered]
 
 
 def _csv_cell(value: CellValue) -> object:
@@ -125,11 +135,14 @@ def _csv_cell(value: CellValue) -> object:
 
 
 def results_table(
-    rows: Sequence[ResultRow], families: Families, metric_columns: Sequence[str]
+    rows: Sequence[ResultRow],
+    families: Families,
+    metric_columns: Sequence[str],
+    metadata_columns: Sequence[str] = (),
 ) -> list[list[object]]:
     """The header and one row per question, as CSV cells."""
-    table: list[list[object]] = [results_columns(families, metric_columns)]
-    for values in results_values(rows, families, metric_columns):
+    table: list[list[object]] = [results_columns(families, metric_columns, metadata_columns)]
+    for values in results_values(rows, families, metric_columns, metadata_columns):
         table.append([_csv_cell(value) for value in values])
     return table
 
@@ -170,10 +183,13 @@ def results_json(
     rows: Sequence[ResultRow],
     families: Families,
     metric_columns: Sequence[str],
+    metadata_columns: Sequence[str] = (),
+    groups: Sequence[GroupSummary] = (),
 ) -> dict[str, Any]:
-    """The whole run as JSON: summary (numbers parsed), columns, and one object per row."""
-    columns = results_columns(families, metric_columns)
-    return {
+    """The whole run as JSON: summary (numbers parsed), columns, one object per row, and
+    with ``--group-by`` the summary of each group."""
+    columns = results_columns(families, metric_columns, metadata_columns)
+    payload: dict[str, Any] = {
         "summary": {line.label: summary_value_json(line.value) for line in summary},
         "columns": columns,
         "rows": [
@@ -181,9 +197,21 @@ def results_json(
                 column: (None if value == "" else value)
                 for column, value in zip(columns, values, strict=True)
             }
-            for values in results_values(rows, families, metric_columns)
+            for values in results_values(rows, families, metric_columns, metadata_columns)
         ],
     }
+    if groups:
+        payload["groups"] = {
+            "column": groups[0].column,
+            "groups": [
+                {
+                    "value": group.value,
+                    "summary": {line.label: summary_value_json(line.value) for line in group.lines},
+                }
+                for group in groups
+            ],
+        }
+    return payload
 
 
 def write_results(
@@ -195,6 +223,8 @@ def write_results(
     families: Families,
     metric_columns: Sequence[str],
     with_json: bool = False,
+    metadata_columns: Sequence[str] = (),
+    groups: Sequence[GroupSummary] = (),
 ) -> tuple[Path, Path | None]:
     """Write the summary rows then the table to a new results file, atomically; its path (and
     the JSON file's, with ``with_json``).
@@ -203,7 +233,9 @@ def write_results(
     (same second), the next free one is taken, so no results file is ever replaced.
     """
     content: list[list[object]] = [[line.text()] for line in summary]
-    content += results_table(rows, families, metric_columns)
+    # The groups' rows follow the overall summary: "#SUMMARY[Category=billing]: ...".
+    content += [[text] for group in groups for text in group.texts()]
+    content += results_table(rows, families, metric_columns, metadata_columns)
     text = render_csv(content)
     while True:
         path = results_file_path(output_dir, started_at)
@@ -222,7 +254,7 @@ def write_results(
     if not with_json:
         return path, None
     json_path = path.with_suffix(".json")
-    payload = results_json(summary, rows, families, metric_columns)
+    payload = results_json(summary, rows, families, metric_columns, metadata_columns, groups)
     try:
         write_text_atomic(json_path, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
     except OSError as exc:
