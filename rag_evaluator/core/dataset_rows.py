@@ -60,6 +60,7 @@ from rag_evaluator.core.rag_json_shapes import (
     golden_contexts_field,
     parse_question_id,
     read_contexts,
+    retrieved_contexts_field,
 )
 from rag_evaluator.core.snippets import quote_snippet
 from rag_evaluator.errors import InputError
@@ -407,7 +408,7 @@ def dataset_table(
                 cells[column] = text
         scores_name, scores_value = find_field(fields, RETRIEVAL_SCORE_KEYS)
         parallel = reader.scores(scores_name, scores_value) if scores_name else None
-        contexts_name, contexts_value = find_field(fields, CONTEXT_KEYS)
+        contexts_name, contexts_value = retrieved_contexts_field(fields)
         cells[CONTEXTS], cells[RETRIEVAL_SCORES] = (
             reader.contexts(contexts_name, contexts_value, parallel) if contexts_name else ("", "")
         )

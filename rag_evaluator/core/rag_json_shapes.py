@@ -92,8 +92,9 @@ REFERENCE_CONTEXT_FIELDS: tuple[str, ...] = (
     "relevant_chunks",
 )
 # deepeval writes the retrieved chunks to "retrieval_context" and the ideal ones to
-# "context": in a record that has the former, "context" holds golden chunks.
-GOLDEN_CONTEXT_WHEN_RETRIEVAL_CONTEXT = ("retrieval_context", "context")
+# "context": in a record with one of deepeval's own field names, "context" holds golden chunks.
+DEEPEVAL_FIELDS: tuple[str, ...] = ("retrieval_context", "actual_output", "expected_output")
+DEEPEVAL_GOLDEN_CONTEXT_FIELD = "context"
 REQUIRED_FACT_FIELDS: tuple[str, ...] = ("required_facts", "key_facts", "must_include")
 # Fields that number a record's question (RAGChecker "query_id"). "id" comes last: some
 # exports use it for other things, a more specific name wins.
@@ -201,6 +202,8 @@ METADATA_CONTAINER_KEYS = _alias_keys(METADATA_CONTAINER_FIELDS)
 QUESTION_KEYS = _QUESTION_KEYS
 ANSWER_KEYS = _ANSWER_KEYS
 CONTEXT_KEYS = _CONTEXT_KEYS
+_DEEPEVAL_KEYS = _alias_keys(DEEPEVAL_FIELDS)
+_DEEPEVAL_GOLDEN_KEY = column_key(DEEPEVAL_GOLDEN_CONTEXT_FIELD)
 
 
 def clean_text(text: str) -> str:
@@ -383,10 +386,16 @@ def golden_contexts_field(record: Mapping[str, object]) -> tuple[str, object]:
     name, value = find_field(record, REFERENCE_CONTEXT_KEYS)
     if name:
         return name, value
-    retrieval, golden = _alias_keys(GOLDEN_CONTEXT_WHEN_RETRIEVAL_CONTEXT)
-    if _has_field(record, [retrieval]):
-        return find_field(record, [golden])
+    if _has_field(record, _DEEPEVAL_KEYS):
+        return find_field(record, [_DEEPEVAL_GOLDEN_KEY])
     return "", None
+
+
+def retrieved_contexts_field(record: Mapping[str, object]) -> tuple[str, object]:
+    """The field holding the retrieved contexts (never deepeval's golden ``context``)."""
+    if _has_field(record, _DEEPEVAL_KEYS):
+        return find_field(record, [key for key in _CONTEXT_KEYS if key != _DEEPEVAL_GOLDEN_KEY])
+    return find_field(record, _CONTEXT_KEYS)
 
 
 @dataclass(frozen=True)
@@ -403,7 +412,7 @@ def carried_fields(record: Mapping[str, object]) -> CarriedFields:
     """The contexts (with scores), reference and golden chunks of a record, read leniently:
     a field of the wrong type is left out with a problem naming it and the fix."""
     problems: list[str] = []
-    _, contexts_value = find_field(record, _CONTEXT_KEYS)
+    _, contexts_value = retrieved_contexts_field(record)
     _, parallel = find_field(record, RETRIEVAL_SCORE_KEYS)
     contexts = read_contexts(contexts_value, parallel)
     if contexts.score_problem:
