@@ -93,10 +93,10 @@ def group_summaries(
             ]
             lines += family.summary(results)
         for metric in metric_columns:
-            values = [
-                value for row in members if (value := row.metric_scores.get(metric)) is not None
+            scores = [
+                score for row in members if (score := row.metric_scores.get(metric)) is not None
             ]
-            lines.append(SummaryLine(metric, format_mean(values)))
+            lines.append(SummaryLine(metric, format_mean(scores)))
         summaries.append(GroupSummary(column, value, len(members), lines))
     return summaries
 
