@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -420,3 +421,25 @@ def test_ground_truth_out_refuses_to_replace_a_file_or_to_write_nothing(
     same = run_cli(["convert", "--ground-truth-out", "questions.csv", "--force"])
     assert same.exit_code == 2
     assert "is the questions file; writing there would destroy it" in same.stderr
+
+
+def test_the_report_of_a_dataset_run_takes_its_contexts_from_the_dataset(
+    workspace: Workspace,
+) -> None:
+    folder = workspace.directory
+    write_three_csvs(folder)
+    dataset = write_ragas_dataset(folder)
+    common = ["--metrics", "lexical", "--report"]
+    assert run_cli(["evaluate", *common, "--output-dir", "a"]).exit_code == 0
+    result = run_cli(["evaluate", "--dataset", str(dataset), *common, "--output-dir", "b"])
+    assert result.exit_code == 0, result.output
+
+    def contexts_payload(directory: str) -> str:
+        [page] = (folder / directory).glob("*.html")
+        found = re.search(r'<script[^>]*id="contexts"[^>]*>(.*?)</script>', page.read_text())
+        assert found is not None
+        return found.group(1)
+
+    payload = contexts_payload("b")
+    assert len(payload) > 20
+    assert payload == contexts_payload("a")
