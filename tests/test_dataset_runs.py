@@ -187,6 +187,10 @@ def test_group_by_adds_summary_rows_a_table_and_json_per_group(
     assert lines.index(groups[-1]) + 1 == next(
         index for index, line in enumerate(lines) if line.startswith("Question Number,")
     )
+    # The README's pandas recipe counts the group rows too.
+    skip = sum(1 for line in lines if line.lstrip('"').startswith("#SUMMARY"))
+    table = list(csv.DictReader(lines[skip:]))
+    assert [row["Category"] for row in table] == ["geo", "products", "it", "", "products"]
     assert "By Category" in result.stdout
     assert "products" in result.stdout and "(blank)" in result.stdout
 
@@ -443,3 +447,26 @@ def test_the_report_of_a_dataset_run_takes_its_contexts_from_the_dataset(
     payload = contexts_payload("b")
     assert len(payload) > 20
     assert payload == contexts_payload("a")
+
+
+def test_a_group_value_with_a_comma_is_quoted_and_results_still_read_back(
+    workspace: Workspace,
+) -> None:
+    folder = workspace.directory
+    write_rows(
+        folder / "questions.csv",
+        ["Question Number", "Question", "Topic"],
+        [[1, "Q1?", "billing, refunds"], [2, "Q2?", "returns"]],
+    )
+    write_rows(
+        folder / "ground_truth.csv", ["Question Number", "Ground Truth"], [[1, "R"], [2, "S"]]
+    )
+    write_rows(folder / "rag_answers.csv", ["Question Number", "RAG Answer"], [[1, "R"], [2, "x"]])
+    result = run_cli(["evaluate", "--metrics", "lexical", "--group-by", "Topic"])
+    assert result.exit_code == 0, result.output
+    [path] = workspace.results()
+    assert '"#SUMMARY[Topic=billing, refunds]: Total Questions: 1"' in body_of(path)
+    scores = read_run_scores(path)
+    assert scores.question_numbers == (1, 2)
+    assert scores.metrics["exact_match"].values == {1: 1.0, 2: 0.0}
+    assert "Topic" not in scores.metrics
