@@ -26,6 +26,7 @@ HEADER = [
     "Question Number",
     "RAG Answer",
     "Contexts",
+    "Retrieval Scores",
     "Match Confidence",
     "Match Score",
     "Source File",
@@ -114,20 +115,21 @@ def test_convert_writes_one_row_per_matched_question_in_order(project: Path) -> 
     assert rows[0] == HEADER
     by_number = {row[0]: row for row in rows[1:]}
     assert [row[0] for row in rows[1:]] == ["1", "2", "3", "5"]
-    assert by_number["1"][1:4] == ["25 days.", '["PTO: 25 days.", "Holidays: 10."]', "GOOD"]
-    assert by_number["1"][5] == "b_results.json"
-    assert by_number["2"][3] == "LOW"
-    assert by_number["3"][1:6] == [
+    assert by_number["1"][1:5] == ["25 days.", '["PTO: 25 days.", "Holidays: 10."]', "", "GOOD"]
+    assert by_number["1"][6] == "b_results.json"
+    assert by_number["2"][4] == "LOW"
+    assert by_number["3"][1:7] == [
         "$60 per day.",
         '["Meals: $60 per day domestic."]',
+        "",
         "PERFECT",
         "100.0",
         "a_list.json",
     ]
     # A flat mapping carries no contexts: the cell is blank (unknown), not [] (none found).
-    assert by_number["5"][1:6] == ["In December.", "", "ID", "", "c_ids.json"]
+    assert by_number["5"][1:7] == ["In December.", "", "", "ID", "", "c_ids.json"]
     assert by_number["2"][2] == ""
-    assert 85 <= float(by_number["2"][4]) < 95
+    assert 85 <= float(by_number["2"][5]) < 95
     # The file the evaluate command reads back is consistent with what was written.
     assert load_answers(project / "rag_answers.csv").rows[1].contexts == [
         "PTO: 25 days.",
@@ -351,7 +353,7 @@ def test_the_sample_data_converts_with_only_the_deliberate_miss(
     with (REPO_ROOT / "questions.csv").open(encoding="utf-8") as handle:
         question_numbers = [int(row["Question Number"]) for row in csv.DictReader(handle)]
     assert [int(row[0]) for row in rows[1:]] == sorted(question_numbers)
-    assert {row[3] for row in rows[1:]} == {"PERFECT", "GOOD", "LOW", "ID"}
+    assert {row[4] for row in rows[1:]} == {"PERFECT", "GOOD", "LOW", "ID"}
     warnings = [line for line in result.stderr.splitlines() if line.startswith("Warning:")]
     assert len(warnings) == 1
     assert "guest Wi-Fi password" in warnings[0]

@@ -119,7 +119,7 @@ def test_the_confidence_boundaries_84_9_85_95_99_through_the_cli(project: Path) 
     result = invoke()
     assert result.exit_code == 1, result.output  # the 84.9 entry is unmatched
     rows = read_rows(project / "rag_answers.csv")[1:]
-    assert [(row[0], row[3], row[4]) for row in rows] == [
+    assert [(row[0], row[4], row[5]) for row in rows] == [
         ("2", "LOW", "85.0"),
         ("3", "GOOD", "95.0"),
         ("4", "PERFECT", "99.0"),
@@ -193,7 +193,7 @@ def test_raw_nul_bytes_in_a_json_file_are_removed_with_a_warning(project: Path) 
     result = invoke()
     assert result.exit_code == 0, result.output
     assert "Warning: nul.json contains NUL bytes; they were removed." in result.stderr
-    assert read_rows(project / "rag_answers.csv")[1][:4] == ["2", "Managers", "", "PERFECT"]
+    assert read_rows(project / "rag_answers.csv")[1][:5] == ["2", "Managers", "", "", "PERFECT"]
 
 
 def test_a_one_megabyte_answer_converts_whole(project: Path) -> None:
@@ -250,9 +250,9 @@ def test_a_numbered_copy_of_a_ragas_csv_converts(project: Path) -> None:
     )
     result = invoke()
     assert result.exit_code == 0, result.output
-    assert [row[:4] for row in read_rows(project / "rag_answers.csv")[1:]] == [
-        ["1", "x", "", "PERFECT"],
-        ["2", "y", "", "PERFECT"],
+    assert [row[:5] for row in read_rows(project / "rag_answers.csv")[1:]] == [
+        ["1", "x", "", "", "PERFECT"],
+        ["2", "y", "", "", "PERFECT"],
     ]
 
 

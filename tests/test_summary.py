@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rag_evaluator.core.group_summary import group_summaries
 from rag_evaluator.core.judge_results import JudgeResult, Scores, Vote
 from rag_evaluator.core.records import EvaluationItem, TokenUsage
 from rag_evaluator.core.result_rows import ResultRow
@@ -262,15 +264,29 @@ def test_the_results_csv_reads_with_pandas_skiprows_recipe(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("row_count", [0, 1, 4])
+@pytest.mark.parametrize("grouped", [False, True])
 def test_results_written_row_by_row_read_back_as_the_whole_run(
-    tmp_path: Path, row_count: int
+    tmp_path: Path, row_count: int, grouped: bool
 ) -> None:
     # The files are streamed (a million rows are never held as one text): what lands on disk
-    # must still be exactly the whole run, including an empty run and text that needs quoting.
-    rows = _rows()[:row_count]
+    # must still be exactly the whole run, including an empty run, text that needs quoting,
+    # metadata columns and --group-by's summaries.
+    rows = [
+        replace(
+            row, item=replace(row.item, metadata={"Category": f"c{row.item.question_number % 2}"})
+        )
+        for row in _rows()[:row_count]
+    ]
     if rows:
-        rows[0] = _row(1, JudgeResult(scores=Scores(1, 1, 1), summary='a "quoted",\r\nline'))
+        rows[0] = replace(
+            rows[0],
+            record=QuestionRecord(
+                1, {"judge": JudgeResult(scores=Scores(1, 1, 1), summary='a "quoted",\r\nline')}
+            ),
+        )
     summary = build_summary(rows, _facts(), FAMILIES)
+    metadata = ["Category"] if grouped else []
+    groups = group_summaries(rows, "Category", FAMILIES, []) if grouped else []
     path, json_path = write_results(
         tmp_path,
         datetime(2026, 3, 4, 5, 6, 7),
@@ -279,15 +295,22 @@ def test_results_written_row_by_row_read_back_as_the_whole_run(
         families=FAMILIES,
         metric_columns=[],
         with_json=True,
+        metadata_columns=metadata,
+        groups=groups,
     )
     assert json_path is not None
-    expected = results_json(summary, rows, FAMILIES, [])
+    expected = results_json(summary, rows, FAMILIES, [], metadata, groups)
     assert json.loads(json_path.read_text(encoding="utf-8")) == expected
     assert json_path.read_text(encoding="utf-8") == (
         json.dumps(expected, ensure_ascii=False, indent=1) + "\n"
     )
     table = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
-    assert table[: len(summary)] == [[line.text()] for line in summary]
-    assert table[len(summary)] == expected["columns"]
-    assert len(table) == len(summary) + 1 + row_count
+    head = [[line.text()] for line in summary] + [
+        [text] for group in groups for text in group.texts()
+    ]
+    assert table[: len(head)] == head
+    assert table[len(head)] == expected["columns"]
+    assert len(table) == len(head) + 1 + row_count
+    if grouped and row_count:
+        assert "groups" in expected and table[len(head) + 1][-1].startswith("c")
     assert [tmp.name for tmp in tmp_path.iterdir() if tmp.name.endswith(".tmp")] == []

@@ -10,6 +10,7 @@ import typer
 from rag_evaluator import console
 from rag_evaluator.core.cost import dollar_range
 from rag_evaluator.core.gates import describe_failures, parse_thresholds
+from rag_evaluator.core.group_summary import group_table
 from rag_evaluator.core.metrics.quality import DEFAULT_FALLBACK_PHRASES
 from rag_evaluator.core.models import DEFAULT_MODEL_ALIAS
 from rag_evaluator.core.selection import format_numbers
@@ -44,6 +45,9 @@ Inputs (in the current folder unless given):
   rag_answers.csv    Question Number, RAG Answer [+ Contexts (JSON list),
                      Retrieval Scores (JSON list of numbers, one per context)]
                      (write it from RAG JSON output with `rag-eval convert`)
+or one --dataset FILE (JSON, JSON Lines or CSV) holding all three per record.
+Extra columns of questions.csv (or fields of the dataset) such as Category are
+carried into the results; --group-by Category summarises each value.
 
 \b
 The judge needs ANTHROPIC_API_KEY, from the environment or a .env file here.
@@ -114,6 +118,8 @@ class ConsoleInteraction:
                 "(--limit; run again without it to evaluate the rest)"
             )
         console.info(f"Metrics: {', '.join(plan.families.names())}")
+        if plan.group_by is not None:
+            console.info(f"Grouped by: {plan.group_by}")
         if plan.model is None:
             return
         for note in plan.family_notes:
@@ -165,25 +171,57 @@ class ConsoleInteraction:
                 console.info(f"Budget: stops before spending more than ${plan.max_cost:.2f}")
 
 
+def check_dataset_options(dataset: Path | None, **files: Path | None) -> None:
+    """``--dataset`` replaces the three CSVs: giving one of them too is a usage error."""
+    given = [name.replace("_", "-") for name, path in files.items() if path is not None]
+    if dataset is not None and given:
+        raise UsageError(
+            f"--dataset replaces --{', --'.join(given)}: pass either one dataset file or the "
+            "CSV files, not both"
+        )
+
+
 def evaluate_command(
     questions: Annotated[
-        Path, typer.Option("--questions", help="CSV with columns Question Number, Question.")
-    ] = Path("questions.csv"),
+        Path | None,
+        typer.Option(
+            "--questions",
+            help="CSV with columns Question Number, Question (+ metadata columns such as "
+            "Category). Default: questions.csv.",
+        ),
+    ] = None,
     ground_truth: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "--ground-truth",
             help="CSV with columns Question Number, Ground Truth (+ optional Relevant "
-            "Contexts, Required Facts).",
+            "Contexts, Required Facts). Default: ground_truth.csv.",
         ),
-    ] = Path("ground_truth.csv"),
+    ] = None,
     answers: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "--answers",
-            help="CSV with columns Question Number, RAG Answer (+ optional Contexts).",
+            help="CSV with columns Question Number, RAG Answer (+ optional Contexts). "
+            "Default: rag_answers.csv.",
         ),
-    ] = Path("rag_answers.csv"),
+    ] = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option(
+            "--dataset",
+            help="One file instead of the three CSVs: a JSON list, JSON Lines or CSV of "
+            "records with question, reference and answer fields (ragas, deepeval, RAGChecker "
+            "or rag-eval names).",
+        ),
+    ] = None,
+    group_by: Annotated[
+        str | None,
+        typer.Option(
+            "--group-by",
+            help="A metadata column (e.g. Category): summary rows and a table per value.",
+        ),
+    ] = None,
     model: Annotated[
         str, typer.Option("--model", help="sonnet, haiku, opus, or a full Claude model id.")
     ] = DEFAULT_MODEL_ALIAS,
@@ -406,11 +444,14 @@ def evaluate_command(
     settings = load_settings(working_directory)
     configure_logging()
     thresholds = parse_thresholds(fail_under)
+    check_dataset_options(dataset, questions=questions, ground_truth=ground_truth, answers=answers)
     request = EvaluateRequest(
-        questions_path=questions,
-        ground_truth_path=ground_truth,
-        answers_path=answers,
+        questions_path=questions or Path("questions.csv"),
+        ground_truth_path=ground_truth or Path("ground_truth.csv"),
+        answers_path=answers or Path("rag_answers.csv"),
         working_directory=working_directory,
+        dataset_path=dataset,
+        group_by=group_by,
         model=model,
         prompt_path=prompt,
         seed=seed,
@@ -461,11 +502,19 @@ def evaluate_command(
         ["", "Value"],
         [[line.label, line.value] for line in outcome.summary],
     )
+    if outcome.groups:
+        header, rows = group_table(outcome.groups)
+        console.table(f"By {outcome.groups[0].column}", header, rows)
     console.info(f"Results written to {outcome.results_path}")
     if outcome.json_path is not None:
         console.info(f"JSON results written to {outcome.json_path}")
     if report and outcome.results_path is not None:
-        written = report_for_run(outcome.results_path, answers, ground_truth)
+        written = report_for_run(
+            outcome.results_path,
+            request.answers_path,
+            request.ground_truth_path,
+            dataset_path=request.dataset_path,
+        )
         console.info(f"Report written to {written.path}")
     if outcome.remaining_after_limit:
         console.info(

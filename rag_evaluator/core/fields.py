@@ -113,6 +113,21 @@ def resolve_columns(headers: Sequence[str], wanted: Iterable[str]) -> dict[str, 
     return resolved
 
 
+def metadata_headers(headers: Sequence[str]) -> list[tuple[int, str]]:
+    """The columns of a table that are metadata (``Category``, ``Source``...): every named
+    header that spells none of the canonical columns, first occurrence of a name kept."""
+    known = set(resolve_columns(headers, COLUMN_ALIASES).values())
+    seen: set[str] = set()
+    extra: list[tuple[int, str]] = []
+    for index, header in enumerate(headers):
+        name = header.strip()
+        if index in known or not name or name in seen:
+            continue
+        seen.add(name)
+        extra.append((index, name))
+    return extra
+
+
 # Far beyond any real question set, and well inside int()'s digit limit.
 _MAX_QUESTION_NUMBER_DIGITS = 18
 

@@ -104,6 +104,8 @@ def fingerprint_differences(
         differences.append(f"the content of {names.ground_truth}")
     if saved.answers_sha256 != current.answers_sha256:
         differences.append(f"the content of {names.answers}")
+    # With --dataset the three inputs are one file: name it once.
+    differences = list(dict.fromkeys(differences))
     if saved.model_id != current.model_id:
         differences.append(f"the model (was {saved.model_id}, now {current.model_id})")
     if saved.prompt_sha256 != current.prompt_sha256:

@@ -13,7 +13,11 @@ from rag_evaluator.core.tasks.base import FamilyResult
 
 @dataclass(slots=True)
 class Scores:
-    """The three binary scores of one verdict."""
+    """The three binary scores of one verdict.
+
+    Never changed once built: ``shared`` hands out one object per combination, so a million
+    results hold eight of them rather than a million.
+    """
 
     precision: int
     recall: int
@@ -21,11 +25,22 @@ class Scores:
 
     @classmethod
     def of(cls, verdict: Verdict) -> Scores:
-        return cls(verdict.precision, verdict.recall, verdict.accuracy)
+        return cls.shared(verdict.precision, verdict.recall, verdict.accuracy)
+
+    @classmethod
+    def shared(cls, precision: int, recall: int, accuracy: int) -> Scores:
+        key = (precision, recall, accuracy)
+        found = _SHARED_SCORES.get(key)
+        if found is None:
+            found = _SHARED_SCORES.setdefault(key, cls(precision, recall, accuracy))
+        return found
 
     def label(self) -> str:
         """``1/0/1``: precision/recall/accuracy."""
         return f"{self.precision}/{self.recall}/{self.accuracy}"
+
+
+_SHARED_SCORES: dict[tuple[int, int, int], Scores] = {}
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ JSON Lines files are split by the reader; each line is one entry object.
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -47,11 +48,16 @@ ANSWER_FIELDS: tuple[str, ...] = (
     "prediction",
     "result",
     "rag_answer",
+    # deepeval's LLMTestCase.
+    "actual_output",
 )
 CONTEXT_FIELDS: tuple[str, ...] = (
     "sources",
     "contexts",
     "retrieved_contexts",
+    # deepeval's LLMTestCase; it must come before "context", which deepeval uses for the
+    # golden context (see GOLDEN_CONTEXT_WHEN_RETRIEVAL_CONTEXT).
+    "retrieval_context",
     "context",
     "documents",
     "source_documents",
@@ -60,6 +66,64 @@ CONTEXT_FIELDS: tuple[str, ...] = (
     # LlamaIndex responses: [{"node": {"text": ...}, "score": ...}].
     "source_nodes",
 )
+# The reference (ground-truth) answer carried beside the answer: ragas "reference" (a
+# string, or a list of strings in some exports), seed 002 "reference_answer", RAGChecker
+# "gt_answer", deepeval "expected_output", older ragas "ground_truth(s)".
+REFERENCE_FIELDS: tuple[str, ...] = (
+    "reference",
+    "ground_truth",
+    "reference_answer",
+    "gt_answer",
+    "expected_output",
+    "expected_answer",
+    "golden_answer",
+    "gold_answer",
+    "correct_answer",
+    "ground_truths",
+    "answer_key",
+)
+# The golden chunks: ragas "reference_contexts", and rag-eval's own "Relevant Contexts".
+REFERENCE_CONTEXT_FIELDS: tuple[str, ...] = (
+    "reference_contexts",
+    "relevant_contexts",
+    "golden_contexts",
+    "gold_contexts",
+    "ground_truth_contexts",
+    "relevant_chunks",
+)
+# deepeval writes the retrieved chunks to "retrieval_context" and the ideal ones to
+# "context": in a record with one of deepeval's own field names, "context" holds golden chunks.
+DEEPEVAL_FIELDS: tuple[str, ...] = ("retrieval_context", "actual_output", "expected_output")
+DEEPEVAL_GOLDEN_CONTEXT_FIELD = "context"
+REQUIRED_FACT_FIELDS: tuple[str, ...] = ("required_facts", "key_facts", "must_include")
+# Fields that number a record's question (RAGChecker "query_id"). "id" comes last: some
+# exports use it for other things, a more specific name wins.
+QUESTION_ID_FIELDS: tuple[str, ...] = (
+    "question_number",
+    "question_id",
+    "query_id",
+    "qid",
+    "question_no",
+    "id",
+)
+# Retrieval scores as a list parallel to the contexts, on the record itself.
+RETRIEVAL_SCORE_FIELDS: tuple[str, ...] = (
+    "retrieval_scores",
+    "scores",
+    "similarity_scores",
+    "similarities",
+    "context_scores",
+)
+# A retrieval score on a context object itself (LlamaIndex's NodeWithScore: "score").
+CONTEXT_SCORE_FIELDS: tuple[str, ...] = (
+    "score",
+    "similarity",
+    "similarity_score",
+    "relevance_score",
+    "scores",
+)
+# Objects whose scalar fields are a record's metadata (deepeval "additional_metadata").
+METADATA_CONTAINER_FIELDS: tuple[str, ...] = ("metadata", "additional_metadata", "meta")
 # Where the text of a context item lives when the item is an object
 # (LangChain documents use page_content, LlamaIndex nodes text). A LlamaIndex
 # NodeWithScore keeps its text one level down, under "node".
@@ -94,6 +158,11 @@ class RagEntry:
     answer: str
     contexts: list[str] | None = None
     question_id: int | None = None
+    # Parallel to ``contexts``; ``None`` when the output reports no retrieval score.
+    retrieval_scores: list[float] | None = None
+    # The reference carried beside the answer (ragas "reference", RAGChecker "gt_answer").
+    reference: str | None = None
+    reference_contexts: list[str] | None = None
 
     @property
     def origin(self) -> str:
@@ -123,6 +192,18 @@ _ANSWER_KEYS = _alias_keys(ANSWER_FIELDS)
 _CONTEXT_KEYS = _alias_keys(CONTEXT_FIELDS)
 _CONTEXT_TEXT_KEYS = _alias_keys(CONTEXT_TEXT_FIELDS)
 _CONTAINER_KEYS = _alias_keys(CONTAINER_FIELDS)
+REFERENCE_KEYS = _alias_keys(REFERENCE_FIELDS)
+REFERENCE_CONTEXT_KEYS = _alias_keys(REFERENCE_CONTEXT_FIELDS)
+REQUIRED_FACT_KEYS = _alias_keys(REQUIRED_FACT_FIELDS)
+QUESTION_ID_KEYS = _alias_keys(QUESTION_ID_FIELDS)
+RETRIEVAL_SCORE_KEYS = _alias_keys(RETRIEVAL_SCORE_FIELDS)
+CONTEXT_SCORE_KEYS = _alias_keys(CONTEXT_SCORE_FIELDS)
+METADATA_CONTAINER_KEYS = _alias_keys(METADATA_CONTAINER_FIELDS)
+QUESTION_KEYS = _QUESTION_KEYS
+ANSWER_KEYS = _ANSWER_KEYS
+CONTEXT_KEYS = _CONTEXT_KEYS
+_DEEPEVAL_KEYS = _alias_keys(DEEPEVAL_FIELDS)
+_DEEPEVAL_GOLDEN_KEY = column_key(DEEPEVAL_GOLDEN_CONTEXT_FIELD)
 
 
 def clean_text(text: str) -> str:
@@ -140,7 +221,7 @@ def parse_question_id(key: str) -> int | None:
     return int(found.group(1))
 
 
-def _find_field(record: Mapping[str, object], alias_keys: Sequence[str]) -> tuple[str, object]:
+def find_field(record: Mapping[str, object], alias_keys: Sequence[str]) -> tuple[str, object]:
     """The first field of ``record`` (in alias order) whose name is one of the aliases."""
     by_key: dict[str, str] = {}
     for name in record:
@@ -173,7 +254,7 @@ def _answer_text(value: object) -> str | None:
         return scalar
     if isinstance(value, dict):
         # {"answer": {"text": "..."}} and {"output": {"answer": "..."}} both occur.
-        _, inner = _find_field(value, [*_CONTEXT_TEXT_KEYS, *_ANSWER_KEYS])
+        _, inner = find_field(value, [*_CONTEXT_TEXT_KEYS, *_ANSWER_KEYS])
         return _scalar_text(inner)
     if isinstance(value, list) and all(isinstance(part, str) for part in value):
         return clean_text("\n".join(value))
@@ -193,12 +274,72 @@ def _context_texts(value: object) -> tuple[list[str] | None, int]:
     ``None`` (unknown) for a ``null`` field and for items none of which has text: what was
     retrieved cannot be told, which is not the same as retrieving nothing (``[]``).
     """
+    read = read_contexts(value)
+    return read.texts, read.dropped
+
+
+@dataclass(frozen=True)
+class ContextsRead:
+    """The contexts of a field, their retrieval scores, and what could not be taken.
+
+    ``scores`` is parallel to ``texts``, or ``None`` when the output reports no score (or
+    not one for every kept context: ``score_problem`` then says why, with the fix).
+    """
+
+    texts: list[str] | None
+    scores: list[float] | None
+    dropped: int
+    score_problem: str = ""
+
+
+def score_number(value: object) -> float | None:
+    """A retrieval score as a float: a finite JSON number (not a boolean), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _item_score(item: object) -> tuple[bool, object]:
+    """Whether a context item carries a score field, and its value."""
+    if not isinstance(item, dict):
+        return False, None
+    name, value = find_field(item, CONTEXT_SCORE_KEYS)
+    return bool(name), value
+
+
+def read_contexts(value: object, parallel_scores: object = None) -> ContextsRead:
+    """The context texts of a field with the retrieval score of each kept item.
+
+    A score is read from the item itself (``score``, ``similarity``, ... on a context
+    object) or, when no item has one, from ``parallel_scores`` (a list as long as the
+    items). Items without text are dropped with their scores.
+    """
     if value is None:
-        return None, 0
+        return ContextsRead(None, None, 0)
     items = value if isinstance(value, list) else [value]
+    own = [_item_score(item) for item in items]
+    problem = ""
+    scores_by_item: list[object] | None = None
+    if any(has for has, _ in own):
+        scores_by_item = [score for _, score in own]
+    elif parallel_scores is not None:
+        if isinstance(parallel_scores, list) and len(parallel_scores) == len(items):
+            scores_by_item = list(parallel_scores)
+        else:
+            count = (
+                f"{len(parallel_scores)} scores"
+                if isinstance(parallel_scores, list)
+                else _json_type(parallel_scores)
+            )
+            problem = (
+                f"the retrieval scores are {count} for {_count(len(items), 'context')}. "
+                "Give one number per context, in the same order"
+            )
     texts: list[str] = []
+    scores: list[float | None] = []
     dropped = 0
-    for item in items:
+    for index, item in enumerate(items):
         text: str | None
         if isinstance(item, dict):
             text = _context_object_text(item)
@@ -213,9 +354,79 @@ def _context_texts(value: object) -> tuple[list[str] | None, int]:
             dropped += 1
         elif text.strip():
             texts.append(clean_text(text))
+            scores.append(None if scores_by_item is None else score_number(scores_by_item[index]))
     if dropped and dropped == len(items):
-        return None, dropped
-    return texts, dropped
+        return ContextsRead(None, None, dropped, problem)
+    kept_scores: list[float] | None = None
+    if scores_by_item is not None and texts:
+        if all(score is not None for score in scores):
+            kept_scores = [score for score in scores if score is not None]
+        else:
+            missing = sum(1 for score in scores if score is None)
+            problem = (
+                f"{_count(missing, 'context')} of {len(scores)} "
+                f"{'has' if missing == 1 else 'have'} no number as its retrieval score. "
+                "Give every context a numeric score, or none"
+            )
+    elif scores_by_item is not None:
+        kept_scores = []
+    return ContextsRead(texts, kept_scores, dropped, problem)
+
+
+def reference_text(value: object) -> str | None:
+    """The reference answer a field holds (text, or a list of texts joined by lines)."""
+    if value is None:
+        return None
+    return _answer_text(value)
+
+
+def golden_contexts_field(record: Mapping[str, object]) -> tuple[str, object]:
+    """The field holding the golden chunks: ``reference_contexts`` and its aliases, or
+    deepeval's ``context`` in a record that has ``retrieval_context``."""
+    name, value = find_field(record, REFERENCE_CONTEXT_KEYS)
+    if name:
+        return name, value
+    if _has_field(record, _DEEPEVAL_KEYS):
+        return find_field(record, [_DEEPEVAL_GOLDEN_KEY])
+    return "", None
+
+
+def retrieved_contexts_field(record: Mapping[str, object]) -> tuple[str, object]:
+    """The field holding the retrieved contexts (never deepeval's golden ``context``)."""
+    if _has_field(record, _DEEPEVAL_KEYS):
+        return find_field(record, [key for key in _CONTEXT_KEYS if key != _DEEPEVAL_GOLDEN_KEY])
+    return find_field(record, _CONTEXT_KEYS)
+
+
+@dataclass(frozen=True)
+class CarriedFields:
+    """What a RAG output record carries besides its question and answer."""
+
+    contexts: ContextsRead
+    reference: str | None
+    reference_contexts: list[str] | None
+    problems: list[str]
+
+
+def carried_fields(record: Mapping[str, object]) -> CarriedFields:
+    """The contexts (with scores), reference and golden chunks of a record, read leniently:
+    a field of the wrong type is left out with a problem naming it and the fix."""
+    problems: list[str] = []
+    _, contexts_value = retrieved_contexts_field(record)
+    _, parallel = find_field(record, RETRIEVAL_SCORE_KEYS)
+    contexts = read_contexts(contexts_value, parallel)
+    if contexts.score_problem:
+        problems.append(f"{contexts.score_problem} (scores left out)")
+    reference_name, reference_value = find_field(record, REFERENCE_KEYS)
+    reference = reference_text(reference_value)
+    if reference_name and reference_value is not None and reference is None:
+        problems.append(
+            f"the '{reference_name}' field is {_json_type(reference_value)}, not reference "
+            "text (left out). Write the reference as a string"
+        )
+    _, golden_value = golden_contexts_field(record)
+    golden, _ = _context_texts(golden_value)
+    return CarriedFields(contexts, reference, golden, problems)
 
 
 @dataclass
@@ -237,17 +448,30 @@ class _Collector:
         location: str,
         question: str | None,
         answer_value: object,
-        contexts_value: object,
+        record: Mapping[str, object] | None,
         question_id: int | None = None,
     ) -> None:
         answer = _answer_text(answer_value)
         if answer is None:
             self.problem(location, _no_answer_text(answer_value))
             return
-        contexts, dropped = _context_texts(contexts_value)
-        self.dropped_contexts += dropped
+        carried = carried_fields(record or {})
+        self.dropped_contexts += carried.contexts.dropped
+        for note in carried.problems:
+            # The answer is still usable: only the carried field is left out.
+            self.problems.append(f"{self.source_file} {location}: {note}")
         self.entries.append(
-            RagEntry(self.source_file, location, question, answer, contexts, question_id)
+            RagEntry(
+                self.source_file,
+                location,
+                question,
+                answer,
+                carried.contexts.texts,
+                question_id,
+                retrieval_scores=carried.contexts.scores,
+                reference=carried.reference,
+                reference_contexts=carried.reference_contexts,
+            )
         )
 
     def add_record(self, location: str, record: object) -> None:
@@ -258,7 +482,7 @@ class _Collector:
                 "fields. Remove it or make it such an object",
             )
             return
-        question_name, question_value = _find_field(record, _QUESTION_KEYS)
+        question_name, question_value = find_field(record, _QUESTION_KEYS)
         if not question_name:
             self.problem(
                 location,
@@ -277,7 +501,7 @@ class _Collector:
         if not question.strip():
             self.problem(location, f"the '{question_name}' field is blank. Fill in the question")
             return
-        answer_name, answer_value = _find_field(record, _ANSWER_KEYS)
+        answer_name, answer_value = find_field(record, _ANSWER_KEYS)
         if not answer_name:
             self.problem(
                 location,
@@ -285,8 +509,7 @@ class _Collector:
                 f"Name it one of: {', '.join(ANSWER_FIELDS)}",
             )
             return
-        _, contexts_value = _find_field(record, _CONTEXT_KEYS)
-        self.add(location, question, answer_value, contexts_value)
+        self.add(location, question, answer_value, record)
 
     def add_mapping_item(self, key: str, value: object) -> None:
         location = f"key {quote_snippet(key, 40)}"
@@ -303,7 +526,7 @@ class _Collector:
             )
             return
         if isinstance(value, dict):
-            answer_name, answer_value = _find_field(value, _ANSWER_KEYS)
+            answer_name, answer_value = find_field(value, _ANSWER_KEYS)
             if not answer_name:
                 self.problem(
                     location,
@@ -311,8 +534,7 @@ class _Collector:
                     f"Name it one of: {', '.join(ANSWER_FIELDS)}",
                 )
                 return
-            _, contexts_value = _find_field(value, _CONTEXT_KEYS)
-            self.add(location, question, answer_value, contexts_value, question_id)
+            self.add(location, question, answer_value, value, question_id)
         elif isinstance(value, str) or value is None:
             self.add(location, question, value, None, question_id)
         else:
@@ -375,7 +597,7 @@ def _shown_fields(record: Mapping[str, object], limit: int = 8) -> str:
     return ", ".join(names) if names else "none"
 
 
-def _container_list(value: Mapping[str, object], depth: int = 1) -> tuple[str, list] | None:
+def container_list(value: Mapping[str, object], depth: int = 1) -> tuple[str, list] | None:
     """The list of entries under a container key, with the key path that led to it."""
     for container_key in _CONTAINER_KEYS:
         for name, inner in value.items():
@@ -384,7 +606,7 @@ def _container_list(value: Mapping[str, object], depth: int = 1) -> tuple[str, l
             if isinstance(inner, list):
                 return name, inner
             if isinstance(inner, dict) and depth < _MAX_CONTAINER_DEPTH:
-                found = _container_list(inner, depth + 1)
+                found = container_list(inner, depth + 1)
                 if found is not None:
                     return f"{name}.{found[0]}", found[1]
     return None
@@ -429,7 +651,7 @@ def extract_entries(value: object, source_file: str) -> ExtractedEntries:
         raise InputError(
             f"{source_file} holds an empty object: there is nothing to convert. {_EMPTY_FIX}"
         )
-    container = _container_list(value)
+    container = container_list(value)
     # A single entry may itself have a "data"/"result" field; it is still one
     # entry unless that container holds entry-like objects.
     if (

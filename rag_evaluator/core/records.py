@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Generic, TypeVar
 
 RowT = TypeVar("RowT")
+
+# Shared by every question without metadata columns: no empty dict per question.
+NO_METADATA: Mapping[str, str] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,6 +19,8 @@ class QuestionRow:
 
     question_number: int
     question: str
+    # Metadata columns (Category, Source, ...) by header, carried into the results.
+    metadata: Mapping[str, str] = field(default_factory=lambda: NO_METADATA)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +68,8 @@ class EvaluationItem:
     answer_missing: bool = False
     # The retrieval system's score of each context (Retrieval Scores), None when not reported.
     retrieval_scores: tuple[float, ...] | None = None
+    # The question's metadata columns (Category, Source, ...), for the results and --group-by.
+    metadata: Mapping[str, str] = field(default_factory=lambda: NO_METADATA)
 
 
 @dataclass(slots=True)

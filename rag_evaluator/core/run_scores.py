@@ -16,6 +16,10 @@ code changes):
   written as whole numbers other than 0 and 1, free text. A column with no value at all
   cannot be classified and is listed as empty.
 
+The metadata columns a results file names in its ``#SUMMARY: Metadata Columns:`` row
+(``Category``, ``Source``... carried from questions.csv or the dataset) are never metrics
+either, whatever they hold: they are kept in ``RunScores.metadata`` for grouping and filters.
+
 A metric cell is *scored* when it is non-empty. A row whose ``Error`` cell holds the
 judge's error is unscored for the judge's own columns (Precision, Recall, Accuracy) whatever
 they hold; any other metric's cell on such a row still counts, because the judge's failure
@@ -34,6 +38,7 @@ from enum import Enum
 
 from rag_evaluator.core.fields import GROUND_TRUTH, QUESTION, QUESTION_NUMBER, RAG_ANSWER
 from rag_evaluator.core.metrics.quality import FAILURES as QUALITY_FAILURES
+from rag_evaluator.core.summary import metadata_columns
 
 PRECISION = "Precision"
 RECALL = "Recall"
@@ -143,6 +148,7 @@ class RunScores:
     questions: Mapping[int, str] = field(default_factory=dict)
     summary: tuple[tuple[str, str], ...] = ()
     empty_columns: tuple[str, ...] = ()  # possible metrics with no value in any row
+    metadata_columns: tuple[str, ...] = ()  # carried columns (Category...), never metrics
 
 
 def judge_error(error_cell: str) -> bool:
@@ -175,7 +181,8 @@ def build_run_scores(
     non_metric: Sequence[str] = NON_METRIC_COLUMNS,
 ) -> RunScores:
     """Classify the columns of a results table and collect each metric's scores."""
-    excluded = set(non_metric)
+    metadata = metadata_columns(summary)
+    excluded = set(non_metric) | set(metadata)
     metrics: dict[str, MetricScores] = {}
     empty: list[str] = []
     for header in headers:
@@ -213,4 +220,5 @@ def build_run_scores(
         },
         summary=tuple(summary),
         empty_columns=tuple(empty),
+        metadata_columns=tuple(name for name in metadata if name in headers),
     )

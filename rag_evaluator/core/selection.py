@@ -121,6 +121,7 @@ def select_items(
                 required_facts=truth.required_facts,
                 answer_missing=answer is None,
                 retrieval_scores=answer.retrieval_scores if answer is not None else None,
+                metadata=questions.rows[number].metadata,
             )
         )
     return Selection(items, exclusions, len(answerable), len(answered))

@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from rag_evaluator.core.tasks.base import JudgedFamily
 
 SUMMARY_PREFIX = "#SUMMARY: "
+# The summary row naming the results table's metadata columns (carried from questions.csv
+# or the dataset), so that readers never take them for metrics: names joined by "; ".
+METADATA_COLUMNS = "Metadata Columns"
+METADATA_SEPARATOR = "; "
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class RunFacts:
     batch: bool = False
     coverage: tuple[int, int] | None = None
     metric_columns: Sequence[str] = ()
+    metadata_columns: Sequence[str] = ()
 
 
 def _percent(share: float) -> int:
@@ -131,7 +136,17 @@ def build_summary(
             lines.append(SummaryLine("Estimated Cost", facts.estimate))
         if facts.cost_usd is not None:
             lines.append(SummaryLine("Cost", f"${facts.cost_usd:.4f}"))
-    for column in facts.metric_columns:
+    lines += metric_lines(rows, facts.metric_columns)
+    if facts.metadata_columns:
+        lines.append(SummaryLine(METADATA_COLUMNS, METADATA_SEPARATOR.join(facts.metadata_columns)))
+    return lines
+
+
+def metric_lines(rows: Sequence[ResultRow], metric_columns: Sequence[str]) -> list[SummaryLine]:
+    """One line per offline metric column: a pass rate for a 0/1 check, else a mean; text
+    columns (``Quality Failures``) have none."""
+    lines = []
+    for column in metric_columns:
         if column in TEXT_COLUMNS:
             continue
         values = [
@@ -146,3 +161,12 @@ def build_summary(
         else:
             lines.append(SummaryLine(column, format_mean(values)))
     return lines
+
+
+def metadata_columns(summary: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """The metadata columns a results file's summary names (none in older files)."""
+    for label, value in summary:
+        if label == METADATA_COLUMNS:
+            names = value.split(METADATA_SEPARATOR.strip())
+            return tuple(name.strip() for name in names if name.strip())
+    return ()

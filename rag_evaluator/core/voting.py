@@ -67,10 +67,10 @@ def majority_scores(initial: Scores, votes: Sequence[Scores]) -> Scores:
     def majority(values: list[int]) -> int:
         return 1 if sum(values) > threshold else 0
 
-    return Scores(
-        precision=majority([scores.precision for scores in pool]),
-        recall=majority([scores.recall for scores in pool]),
-        accuracy=majority([scores.accuracy for scores in pool]),
+    return Scores.shared(
+        majority([scores.precision for scores in pool]),
+        majority([scores.recall for scores in pool]),
+        majority([scores.accuracy for scores in pool]),
     )
 
 

@@ -10,12 +10,20 @@ from __future__ import annotations
 import json
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_evaluator.core.fields import CONTEXTS, QUESTION_NUMBER, RAG_ANSWER
+from rag_evaluator.core.fields import (
+    CONTEXTS,
+    GROUND_TRUTH,
+    QUESTION_NUMBER,
+    RAG_ANSWER,
+    RELEVANT_CONTEXTS,
+    RETRIEVAL_SCORES,
+)
 from rag_evaluator.core.matching import (
     DEFAULT_THRESHOLD,
+    Assignment,
     Confidence,
     LostClaim,
     MatchedEntry,
@@ -24,6 +32,7 @@ from rag_evaluator.core.matching import (
     display_score,
     repeated_questions,
 )
+from rag_evaluator.core.rag_json_shapes import REFERENCE_FIELDS
 from rag_evaluator.errors import InputError, NothingConvertedError, UsageError
 from rag_evaluator.storage.inputs import load_questions
 from rag_evaluator.storage.rag_json import (
@@ -42,7 +51,16 @@ WARNINGS_SHOWN = 20
 MATCH_CONFIDENCE = "Match Confidence"
 MATCH_SCORE = "Match Score"
 SOURCE_FILE = "Source File"
-OUTPUT_COLUMNS = (QUESTION_NUMBER, RAG_ANSWER, CONTEXTS, MATCH_CONFIDENCE, MATCH_SCORE, SOURCE_FILE)
+OUTPUT_COLUMNS = (
+    QUESTION_NUMBER,
+    RAG_ANSWER,
+    CONTEXTS,
+    RETRIEVAL_SCORES,
+    MATCH_CONFIDENCE,
+    MATCH_SCORE,
+    SOURCE_FILE,
+)
+GROUND_TRUTH_COLUMNS = (QUESTION_NUMBER, GROUND_TRUTH, RELEVANT_CONTEXTS)
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,16 @@ class ConvertReport:
     skipped_entries: int
     entries_found: int
     questions_without_answer: list[int]
+    # --ground-truth-out: where it went, how many rows, and the questions without a reference.
+    ground_truth_path: Path | None = None
+    ground_truth_rows: int = 0
+    questions_without_reference: list[int] = field(default_factory=list)
+    reference_conflicts: list[str] = field(default_factory=list)
+
+    @property
+    def rows_with_scores(self) -> int:
+        """Rows written with a Retrieval Scores array."""
+        return sum(1 for match in self.matched if match.entry.retrieval_scores is not None)
 
     @property
     def rows_with_nothing_retrieved(self) -> int:
@@ -103,6 +131,7 @@ def output_rows(matched: list[MatchedEntry]) -> list[list[str]]:
                 str(match.question_number),
                 match.entry.answer,
                 _contexts_cell(match.entry.contexts),
+                _scores_cell(match.entry.retrieval_scores),
                 match.confidence.value,
                 "" if match.score is None else display_score(match.score),
                 match.entry.source_file,
@@ -116,13 +145,113 @@ def _contexts_cell(contexts: list[str] | None) -> str:
     return "" if contexts is None else json.dumps(contexts, ensure_ascii=False)
 
 
+def _scores_cell(scores: list[float] | None) -> str:
+    """A JSON array of floats parallel to Contexts; blank when the output reports none."""
+    return "" if scores is None else json.dumps([float(score) for score in scores])
+
+
+def _same_text(first: str, second: str) -> bool:
+    return " ".join(first.split()) == " ".join(second.split())
+
+
+@dataclass(frozen=True)
+class CarriedGroundTruth:
+    """The references the matched entries carried: the rows of --ground-truth-out."""
+
+    rows: list[list[str]]  # header first
+    questions_without_reference: list[int]
+    conflicts: list[str]
+
+
+def carried_ground_truth(assignment: Assignment) -> CarriedGroundTruth:
+    """A ground-truth row per matched question whose entries carry a reference.
+
+    The entry kept for the answer gives the reference when it has one, else the first
+    other entry of the question that has one. Entries of the question that carry a
+    different reference (or different golden chunks) are named in a conflict warning.
+    """
+    claims: dict[int, list[MatchedEntry]] = {
+        match.question_number: [match] for match in assignment.matched
+    }
+    for lost in assignment.lost_claims:
+        claims.setdefault(lost.loser.question_number, []).append(lost.loser)
+    rows: list[list[str]] = [list(GROUND_TRUTH_COLUMNS)]
+    missing: list[int] = []
+    conflicts: list[str] = []
+    for number in sorted(claims):
+        carrying = [claim for claim in claims[number] if claim.entry.reference is not None]
+        carrying = [claim for claim in carrying if (claim.entry.reference or "").strip()]
+        if not carrying:
+            missing.append(number)
+            continue
+        kept = carrying[0].entry
+        for other in carrying[1:]:
+            entry = other.entry
+            differs = []
+            if not _same_text(entry.reference or "", kept.reference or ""):
+                differs.append("reference")
+            if (
+                entry.reference_contexts is not None
+                and kept.reference_contexts is not None
+                and entry.reference_contexts != kept.reference_contexts
+            ):
+                differs.append("golden contexts")
+            if differs:
+                conflicts.append(
+                    f"{kept.origin} and {entry.origin} carry different "
+                    f"{' and '.join(differs)} for question {number}; kept {kept.origin}'s. "
+                    "Check which is right"
+                )
+        golden = kept.reference_contexts
+        if golden is None:
+            golden = next(
+                (
+                    claim.entry.reference_contexts
+                    for claim in carrying
+                    if claim.entry.reference_contexts is not None
+                ),
+                None,
+            )
+        rows.append([str(number), kept.reference or "", _contexts_cell(golden)])
+    return CarriedGroundTruth(rows, missing, conflicts)
+
+
+def check_new_file(path: Path, option: str, *, force: bool) -> None:
+    """Refuse to replace an existing file (a golden set) unless ``--force``."""
+    if path.exists() and not force:
+        raise UsageError(
+            f"{option} {path} already exists; it was not replaced. Pass another {option}, "
+            "or --force to replace it"
+        )
+    if path.is_dir():
+        raise UsageError(f"{option} {path} is a folder. Pass a file path such as {path}.csv")
+
+
+def write_table(path: Path, rows: list[list[str]], option: str, *, force: bool) -> None:
+    try:
+        write_csv_atomic(path, rows, overwrite=force)
+    except FileExistsError as exc:
+        raise UsageError(
+            f"{option} {path} already exists; it was not replaced. Pass another {option}, "
+            "or --force to replace it"
+        ) from exc
+    except OSError as exc:
+        raise InputError(
+            f"Cannot write {path}: {exc.strerror or exc}. Pass another {option}", path
+        ) from exc
+
+
 def convert(
     json_dir: Path,
     questions_path: Path,
     output_path: Path,
     threshold: float = DEFAULT_THRESHOLD,
+    *,
+    ground_truth_path: Path | None = None,
+    force: bool = False,
 ) -> ConvertReport:
-    """Read ``json_dir``, match every entry to ``questions_path``, write ``output_path``.
+    """Read ``json_dir``, match every entry to ``questions_path``, write ``output_path``
+    (and, with ``ground_truth_path``, the references the entries carry).
 
     Raises ``NothingConvertedError`` (and writes nothing) when no entry matched.
     """
@@ -142,6 +271,10 @@ def convert(
             f"--output {output_path} is a RAG output file in {json_dir}; writing there would "
             "destroy it. Pass another --output, such as rag_answers.csv"
         )
+    if ground_truth_path is not None:
+        ground_truth_path = Path(ground_truth_path)
+        _check_ground_truth_out(ground_truth_path, json_dir, questions_path, output_path)
+        check_new_file(ground_truth_path, "--ground-truth-out", force=force)
     questions = load_questions(questions_path)
     question_texts = {number: row.question for number, row in questions.rows.items()}
     if not any(text.strip() for text in question_texts.values()):
@@ -189,6 +322,13 @@ def convert(
                 json_dir, questions.source_name, len(entries), len(batch.skipped), threshold
             )
         )
+    carried = carried_ground_truth(assignment) if ground_truth_path is not None else None
+    if carried is not None and len(carried.rows) == 1:
+        raise NothingConvertedError(
+            f"No matched entry in {json_dir} carries a reference (a field named "
+            f"{', '.join(REFERENCE_FIELDS)}); nothing was written. Leave out "
+            "--ground-truth-out, or export the references with the answers"
+        )
     try:
         write_csv_atomic(output_path, output_rows(assignment.matched))
     except OSError as exc:
@@ -196,6 +336,9 @@ def convert(
             f"Cannot write {output_path}: {exc.strerror or exc}. Pass another --output",
             output_path,
         ) from exc
+    if carried is not None and ground_truth_path is not None:
+        _warn_capped(carried.conflicts, "questions whose references differ")
+        write_table(ground_truth_path, carried.rows, "--ground-truth-out", force=force)
 
     answered = {match.question_number for match in assignment.matched}
     report = ConvertReport(
@@ -209,6 +352,10 @@ def convert(
         skipped_entries=sum(file.skipped_entries for file in batch.files),
         entries_found=len(entries),
         questions_without_answer=sorted(set(question_texts) - answered),
+        ground_truth_path=ground_truth_path,
+        ground_truth_rows=0 if carried is None else len(carried.rows) - 1,
+        questions_without_reference=[] if carried is None else carried.questions_without_reference,
+        reference_conflicts=[] if carried is None else carried.conflicts,
     )
     logger.info(
         "Wrote %d rows to %s (%d entries, %d unmatched, %d lost claims)",
@@ -219,6 +366,25 @@ def convert(
         len(report.lost_claims),
     )
     return report
+
+
+def _check_ground_truth_out(
+    path: Path, json_dir: Path, questions_path: Path, output_path: Path
+) -> None:
+    resolved = path.resolve()
+    for other, what in ((questions_path, "the questions file"), (output_path, "--output")):
+        if resolved == other.resolve():
+            raise UsageError(
+                f"--ground-truth-out {path} is {what}; writing there would destroy it. Pass "
+                "another path, such as ground_truth.csv"
+            )
+    if resolved.parent == json_dir.resolve() and path.suffix.lower() in (
+        JSON_SUFFIXES + JSON_LINES_SUFFIXES
+    ):
+        raise UsageError(
+            f"--ground-truth-out {path} is a RAG output file in {json_dir}; writing there "
+            "would destroy it. Pass another path, such as ground_truth.csv"
+        )
 
 
 def _counted(count: int, singular: str, plural: str = "") -> str:

@@ -20,7 +20,7 @@ import logging
 import queue
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -285,15 +285,19 @@ class DirectEngine:
 
     # -- the main thread ----------------------------------------------------------------------
 
-    def run(self, jobs: Sequence[QuestionJob]) -> None:
-        """Finish every job (reporting each question), or raise why the run stopped."""
-        waiting = deque(enumerate(jobs))
+    def run(self, jobs: Iterable[QuestionJob]) -> None:
+        """Finish every job (reporting each question), or raise why the run stopped.
+
+        A deque is consumed as questions open, so a million jobs are not all held to the end.
+        """
+        waiting = jobs if isinstance(jobs, deque) else deque(jobs)
+        opened = 0
         self._start_workers()
         try:
             while True:
                 while waiting and self._draining is None and len(self._active) < self._max_active:
-                    position, job = waiting.popleft()
-                    self._open(job, position)
+                    self._open(waiting.popleft(), opened)
+                    opened += 1
                 if self._in_flight == 0:
                     if self._draining is not None or not waiting:
                         if self._active and self._draining is None:

@@ -25,6 +25,11 @@ from rag_evaluator.core.gates import (
     observed_values,
     resolve_thresholds,
 )
+from rag_evaluator.core.group_summary import (
+    GroupSummary,
+    group_summaries,
+    resolve_group_column,
+)
 from rag_evaluator.core.models import ModelInfo, resolve_model
 from rag_evaluator.core.records import EvaluationItem, TokenUsage
 from rag_evaluator.core.result_rows import NO_METRIC_SCORES, ResultRow
@@ -72,10 +77,14 @@ from rag_evaluator.storage.checkpoint import (
     remove_checkpoint,
     resolve_checkpoint_directory,
 )
-from rag_evaluator.storage.inputs import load_answers, load_ground_truth, load_questions
+from rag_evaluator.storage.inputs import load_dataset, load_input_files
 from rag_evaluator.storage.prompt_file import SystemPrompt, load_system_prompt
 from rag_evaluator.storage.response_cache import ResponseCache, default_cache_directory
-from rag_evaluator.storage.results import prepare_output_directory, write_results
+from rag_evaluator.storage.results import (
+    prepare_output_directory,
+    results_columns,
+    write_results,
+)
 
 if TYPE_CHECKING:
     from rag_evaluator.judge.client import ModelClient
@@ -149,6 +158,18 @@ class EvaluateRequest:
     fail_under: tuple[Threshold, ...] = ()
     # The LLM families' options (--rubric, --answer-relevance; issue 10).
     llm_options: LlmFamilyOptions = field(default_factory=LlmFamilyOptions)
+    # One dataset file instead of the three CSVs (--dataset); the three paths are then unused.
+    dataset_path: Path | None = None
+    # A metadata column whose values get their own summary rows (--group-by).
+    group_by: str | None = None
+
+    @property
+    def input_paths(self) -> tuple[Path, Path, Path]:
+        """The questions, ground-truth and answers files: the dataset thrice with --dataset
+        (it is then what the checkpoint is named after and fingerprinted by)."""
+        if self.dataset_path is not None:
+            return (self.dataset_path, self.dataset_path, self.dataset_path)
+        return (self.questions_path, self.ground_truth_path, self.answers_path)
 
 
 @dataclass(frozen=True)
@@ -189,6 +210,9 @@ class RunPlan:
     max_cost: float | None = None
     # What the LLM families will do (answer relevance method, rubric criteria).
     family_notes: tuple[str, ...] = ()
+    # The metadata columns carried into the results, and the --group-by column.
+    metadata_columns: tuple[str, ...] = ()
+    group_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -203,6 +227,7 @@ class RunOutcome:
     unscored_count: int = 0
     remaining_after_limit: int = 0
     threshold_failures: list[ThresholdFailure] = field(default_factory=list)
+    groups: list[GroupSummary] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -230,7 +255,8 @@ def _log_request(request: EvaluateRequest) -> None:
         "rag-eval %s evaluate: questions=%s ground_truth=%s answers=%s model=%s metrics=%s "
         "prompt=%s seed=%s delay=%ss max_retries=%s timeout=%ss output_dir=%s "
         "checkpoint_dir=%s hedge_phrases=%s concurrency=%s batch=%s cache=%s limit=%s "
-        "max_cost=%s score_missing=%s rubric=%s answer_relevance=%s working_directory=%s",
+        "max_cost=%s score_missing=%s rubric=%s answer_relevance=%s working_directory=%s "
+        "dataset=%s group_by=%s",
         __version__,
         request.questions_path,
         request.ground_truth_path,
@@ -254,6 +280,8 @@ def _log_request(request: EvaluateRequest) -> None:
         request.llm_options.rubric_path,
         request.llm_options.answer_relevance,
         request.working_directory,
+        request.dataset_path,
+        request.group_by,
     )
 
 
@@ -320,7 +348,15 @@ def run_evaluation(
     if families.model_judged:
         resolve_model(request.model)  # an unknown model is reported before any file is read
 
-    files, selection = _load_inputs(request)
+    files, selection, metadata_columns = _load_inputs(request)
+    group_by = None
+    if request.group_by is not None:
+        source = (
+            request.dataset_path.name
+            if request.dataset_path is not None
+            else request.questions_path.name
+        )
+        group_by = resolve_group_column(request.group_by, metadata_columns, source)
     exclusion_messages = exclusion_warnings(selection.exclusions)
     for message in exclusion_messages:
         logger.warning(message)
@@ -346,27 +382,12 @@ def run_evaluation(
         coverage=selection.coverage,
         selected_count=len(items) if request.limit is None else min(request.limit, len(items)),
         limit=request.limit,
+        metadata_columns=tuple(metadata_columns),
+        group_by=group_by,
     )
     if setup is None:
         return _offline_run(request, interaction, base_plan, items, started_at)
     return _judged_run(request, settings, interaction, base_plan, setup, items, started_at)
-
-
-def _load_inputs(request: EvaluateRequest) -> tuple[list[InputFileInfo], Selection]:
-    """The three files' sizes and the questions to score.
-
-    The loaded rows are dropped on return: only the selected items live on through the run.
-    """
-    questions = load_questions(request.questions_path)
-    ground_truth = load_ground_truth(request.ground_truth_path)
-    answers = load_answers(request.answers_path)
-    files = [
-        InputFileInfo("Questions", request.questions_path, len(questions.rows)),
-        InputFileInfo("Ground truth", request.ground_truth_path, len(ground_truth.rows)),
-        InputFileInfo("Answers", request.answers_path, len(answers.rows)),
-    ]
-    selection = select_items(questions, ground_truth, answers, score_missing=request.score_missing)
-    return files, selection
 
 
 def _offline_run(
@@ -385,8 +406,8 @@ def _offline_run(
         selected,
         request.metric_options,
         interaction.info,
-        answers_file=request.answers_path,
-        ground_truth_file=request.ground_truth_path,
+        answers_file=request.input_paths[2],
+        ground_truth_file=request.input_paths[1],
         on_progress=interaction.work_progress,
     )
     interaction.finished()
@@ -394,8 +415,15 @@ def _offline_run(
         ResultRow(item, None, metric_scores.get(item.question_number, NO_METRIC_SCORES))
         for item in selected
     ]
-    facts = RunFacts(judged=False, coverage=plan.coverage, metric_columns=metric_columns)
+    carried = _carried_columns(plan, (), metric_columns)
+    facts = RunFacts(
+        judged=False,
+        coverage=plan.coverage,
+        metric_columns=metric_columns,
+        metadata_columns=carried,
+    )
     summary = build_summary(rows, facts)
+    groups = group_summaries(rows, plan.group_by, (), metric_columns) if plan.group_by else []
     results_path, json_path = write_results(
         request.output_dir,
         started_at,
@@ -404,6 +432,8 @@ def _offline_run(
         families=[],
         metric_columns=metric_columns,
         with_json=request.write_json,
+        metadata_columns=carried,
+        groups=groups,
     )
     logger.info("Results written to %s", results_path)
     return RunOutcome(
@@ -415,6 +445,7 @@ def _offline_run(
         threshold_failures=failed_thresholds(
             request.fail_under, observed_values(rows, (), metric_columns)
         ),
+        groups=groups,
     )
 
 
@@ -427,10 +458,7 @@ def _judged_families(request: EvaluateRequest, setup: _JudgeSetup) -> tuple[Judg
 def _checkpoint_location(request: EvaluateRequest, settings: Settings) -> Path:
     """The checkpoint of a run over these three input files (named after their paths)."""
     directory = resolve_checkpoint_directory(request.checkpoint_dir, settings.checkpoint_dir)
-    paths = [
-        str(path.resolve())
-        for path in (request.questions_path, request.ground_truth_path, request.answers_path)
-    ]
+    paths = [str(path.resolve()) for path in request.input_paths]
     return checkpoint_path(directory, checkpoint_key(paths))
 
 
@@ -479,7 +507,7 @@ def _judged_run(
         model=setup.model,
         families=judged,
         prompt_origin=setup.system_prompt.origin,
-        input_paths=(request.questions_path, request.ground_truth_path, request.answers_path),
+        input_paths=request.input_paths,
         seed=request.seed,
         limit=request.limit,
         concurrency=request.concurrency,
@@ -511,7 +539,7 @@ def _judged_run(
             checkpoint,
             items,
             cache,
-            answers_name=request.answers_path.name,
+            answers_name=request.input_paths[2].name,
             context_window_tokens=client.context_window_tokens,
         )
         if plan.sends_calls:
@@ -528,7 +556,7 @@ def _judged_run(
                     checkpoint,
                     items,
                     cache,
-                    answers_name=request.answers_path.name,
+                    answers_name=request.input_paths[2].name,
                     context_window_tokens=window,
                 )
             if request.exact_estimate and plan.sends_calls:
@@ -537,7 +565,7 @@ def _judged_run(
                     checkpoint,
                     items,
                     cache,
-                    answers_name=request.answers_path.name,
+                    answers_name=request.input_paths[2].name,
                     context_window_tokens=client.context_window_tokens,
                     count_tokens=client.count_input_tokens,
                 )
@@ -560,8 +588,8 @@ def _judged_run(
             selected,
             request.metric_options,
             interaction.info,
-            answers_file=request.answers_path,
-            ground_truth_file=request.ground_truth_path,
+            answers_file=request.input_paths[2],
+            ground_truth_file=request.input_paths[1],
             on_progress=interaction.work_progress,
         )
         run_batches = None
@@ -582,7 +610,6 @@ def _judged_run(
             run_batches=run_batches,
         )
         interaction.finished()
-        plan.jobs.clear()  # done with: the jobs need not outlive the judging into the writing
         return _write_outcome(
             request,
             base_plan,
@@ -656,6 +683,7 @@ def _write_outcome(
         if record.results and all(result.cached for result in record.results.values())
     )
     estimate = plan.estimate
+    carried = _carried_columns(base_plan, judged, metric_columns)
     facts = RunFacts(
         judged=True,
         model_id=setup.model.model_id,
@@ -669,8 +697,14 @@ def _write_outcome(
         batch=request.batch,
         coverage=base_plan.coverage,
         metric_columns=metric_columns,
+        metadata_columns=carried,
     )
     summary = build_summary(rows, facts, judged)
+    groups = (
+        group_summaries(rows, base_plan.group_by, judged, metric_columns)
+        if base_plan.group_by
+        else []
+    )
     results_path, json_path = write_results(
         request.output_dir,
         started_at,
@@ -679,6 +713,8 @@ def _write_outcome(
         families=judged,
         metric_columns=metric_columns,
         with_json=request.write_json,
+        metadata_columns=carried,
+        groups=groups,
     )
     logger.info("Results written to %s", results_path)
     if plan.remaining_after_limit == 0:
@@ -696,7 +732,54 @@ def _write_outcome(
         threshold_failures=failed_thresholds(
             request.fail_under, observed_values(rows, judged, metric_columns)
         ),
+        groups=groups,
     )
+
+
+def _load_inputs(request: EvaluateRequest) -> tuple[list[InputFileInfo], Selection, list[str]]:
+    """The input files' sizes, the questions to score and the metadata columns.
+
+    The loaded rows are dropped on return: only the selected items live on through the run.
+    """
+    if request.dataset_path is not None:
+        inputs = load_dataset(request.dataset_path)
+    else:
+        inputs = load_input_files(
+            request.questions_path, request.ground_truth_path, request.answers_path
+        )
+    files = (
+        [InputFileInfo("Dataset", request.dataset_path, len(inputs.dataset.rows))]
+        if request.dataset_path is not None and inputs.dataset is not None
+        else [
+            InputFileInfo("Questions", request.questions_path, len(inputs.questions.rows)),
+            InputFileInfo("Ground truth", request.ground_truth_path, len(inputs.ground_truth.rows)),
+            InputFileInfo("Answers", request.answers_path, len(inputs.answers.rows)),
+        ]
+    )
+    selection = select_items(
+        inputs.questions, inputs.ground_truth, inputs.answers, score_missing=request.score_missing
+    )
+    return files, selection, inputs.metadata_columns
+
+
+def _carried_columns(
+    plan: RunPlan, families: Sequence[JudgedFamily[Any]], metric_columns: Sequence[str]
+) -> list[str]:
+    """The metadata columns written to the results: those named like a results column are
+    left out (with a warning), so that no header appears twice."""
+    taken = set(results_columns(families, metric_columns))
+    clashing = [name for name in plan.metadata_columns if name in taken]
+    if clashing:
+        logger.warning(
+            "The metadata %s %s %s the name of a results column and %s not carried into "
+            "the results. Rename %s in the inputs",
+            "column" if len(clashing) == 1 else "columns",
+            ", ".join(repr(name) for name in clashing),
+            "has" if len(clashing) == 1 else "have",
+            "is" if len(clashing) == 1 else "are",
+            "it" if len(clashing) == 1 else "them",
+        )
+    return [name for name in plan.metadata_columns if name not in taken]
 
 
 def describe_too_long(numbers: Sequence[int]) -> str:

@@ -13,6 +13,7 @@ import json
 import logging
 import secrets
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -543,7 +544,10 @@ def judge_pending(
     stop: threading.Event,
     run_batches: Callable[[Sequence[QuestionJob], Any], None] | None = None,
 ) -> dict[int, QuestionRecord]:
-    """Finish every planned question, checkpointing each; every finished record by number."""
+    """Finish every planned question, checkpointing each; every finished record by number.
+
+    Consumes ``plan.jobs``.
+    """
     families = {family.name: family for family in options.families}
     writer = open_writer(plan, families, interaction)
     recorder = _Recorder(writer, plan, options, cache, interaction)
@@ -556,9 +560,12 @@ def judge_pending(
         plan.checkpoint.header.seed,
         "resumed" if plan.checkpoint.resume_from is not None else "new run",
     )
+    # Handed over, not kept: the engine lets go of each job once its question is open.
+    jobs = deque(plan.jobs)
+    plan.jobs.clear()
     try:
         if run_batches is not None:
-            run_batches(plan.jobs, (writer, recorder, journal))
+            run_batches(jobs, (writer, recorder, journal))
         else:
             engine = DirectEngine(
                 call,
@@ -568,7 +575,7 @@ def judge_pending(
                 journal=journal,
                 on_start=recorder.question_started,
             )
-            engine.run(plan.jobs)
+            engine.run(jobs)
     except KeyboardInterrupt:
         stop.set()
         finished = recorder.finished_count

@@ -19,7 +19,7 @@ from rag_evaluator.core.report_html import render_report
 from rag_evaluator.core.report_model import RunTable, build_report_model, run_date_from_name
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.errors import ConfigError, RagEvalError, UsageError
-from rag_evaluator.storage.inputs import load_answers, load_ground_truth
+from rag_evaluator.storage.inputs import load_answers, load_dataset, load_ground_truth
 from rag_evaluator.storage.report_files import (
     check_report_path,
     default_report_path,
@@ -45,6 +45,8 @@ class ReportRequest:
     answers_paths: Sequence[Path] = ()  # the i-th gives the contexts of the i-th run
     ground_truth_path: Path | None = None  # golden contexts, for every run
     title: str | None = None
+    # A dataset file giving the contexts and golden contexts of every run (evaluate --dataset).
+    dataset_path: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ def _check(request: ReportRequest) -> Path:
     inputs = [*request.results_paths, *request.answers_paths]
     if request.ground_truth_path is not None:
         inputs.append(request.ground_truth_path)
+    if request.dataset_path is not None:
+        inputs.append(request.dataset_path)
     check_report_path(output, inputs)
     return output
 
@@ -134,7 +138,10 @@ def build_report(request: ReportRequest, *, now: datetime | None = None) -> Repo
     generated = (now or datetime.now()).strftime("%Y-%m-%d %H:%M")
     sheets = [read_results_sheet(path) for path in request.results_paths]
     golden = None
-    if request.ground_truth_path is not None:
+    dataset = load_dataset(request.dataset_path) if request.dataset_path is not None else None
+    if dataset is not None:
+        golden = dataset.ground_truth.rows
+    elif request.ground_truth_path is not None:
         golden = load_ground_truth(request.ground_truth_path).rows
     labels = _labels(request.results_paths)
     tables = []
@@ -143,6 +150,8 @@ def build_report(request: ReportRequest, *, now: datetime | None = None) -> Repo
             request.answers_paths[position] if position < len(request.answers_paths) else None
         )
         answers = load_answers(answers_path).rows if answers_path is not None else None
+        if dataset is not None:
+            answers, answers_path = dataset.answers.rows, request.dataset_path
         tables.append(
             _run_table(
                 path,
@@ -151,7 +160,7 @@ def build_report(request: ReportRequest, *, now: datetime | None = None) -> Repo
                 answers,
                 answers_path,
                 golden,
-                request.ground_truth_path,
+                request.dataset_path or request.ground_truth_path,
             )
         )
     title = request.title or (
@@ -169,7 +178,11 @@ def build_report(request: ReportRequest, *, now: datetime | None = None) -> Repo
 
 
 def report_for_run(
-    results_path: Path, answers_path: Path, ground_truth_path: Path
+    results_path: Path,
+    answers_path: Path,
+    ground_truth_path: Path,
+    *,
+    dataset_path: Path | None = None,
 ) -> ReportOutcome:
     """The report written at the end of ``evaluate --report``, beside its results file.
 
@@ -179,8 +192,9 @@ def report_for_run(
         return build_report(
             ReportRequest(
                 [results_path],
-                answers_paths=[answers_path],
-                ground_truth_path=ground_truth_path,
+                answers_paths=[] if dataset_path is not None else [answers_path],
+                ground_truth_path=None if dataset_path is not None else ground_truth_path,
+                dataset_path=dataset_path,
             )
         )
     except RagEvalError as exc:

@@ -150,7 +150,7 @@ def read_rag_json_file(path: Path) -> RagJsonFile:
     )
 
 
-def _loads(text: str, constants: list[str]) -> object:
+def loads_json(text: str, constants: list[str]) -> object:
     def non_standard_constant(name: str) -> None:
         # NaN / Infinity are Python's json extensions, common in exported scores.
         constants.append(name)
@@ -162,7 +162,7 @@ def _loads(text: str, constants: list[str]) -> object:
 
 def _read_json_document(text: str, name: str, constants: list[str]) -> ExtractedEntries:
     try:
-        value = _loads(text, constants)
+        value = loads_json(text, constants)
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":
             # Several values one after another: JSON Lines saved as .json.
@@ -170,10 +170,10 @@ def _read_json_document(text: str, name: str, constants: list[str]) -> Extracted
                 return _read_json_lines(text, name, constants, strict=True)
             except InputError:
                 pass
-        raise InputError(_decode_error_message(name, text, exc)) from exc
+        raise InputError(json_error_message(name, text, exc)) from exc
     except ValueError as exc:
         raise InputError(
-            f"{name} could not be read as JSON: {_value_error_reason(exc)}. Fix that value, "
+            f"{name} could not be read as JSON: {value_error_reason(exc)}. Fix that value, "
             "or move the file out of the folder"
         ) from exc
     return extract_entries(value, name)
@@ -203,7 +203,7 @@ def _read_json_lines(
         if not line.strip():
             continue
         try:
-            value = _loads(line, constants)
+            value = loads_json(line, constants)
         except ValueError as exc:
             bad_lines += 1
             if strict:
@@ -226,7 +226,7 @@ def _read_json_lines(
     if not entries and bad_lines and not skipped:
         # No line parsed at all: perhaps one pretty-printed document saved as .jsonl.
         try:
-            value = _loads(text, constants)
+            value = loads_json(text, constants)
         except ValueError:
             value = None
         if value is not None:
@@ -241,10 +241,10 @@ def _read_json_lines(
 def _line_error(exc: ValueError) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"column {exc.colno}: {exc.msg}"
-    return _value_error_reason(exc)
+    return value_error_reason(exc)
 
 
-def _value_error_reason(exc: ValueError) -> str:
+def value_error_reason(exc: ValueError) -> str:
     # Python's message for its integer digit limit suggests changing an interpreter
     # setting, which is no fix for a user.
     if "digits" in str(exc):
@@ -252,7 +252,7 @@ def _value_error_reason(exc: ValueError) -> str:
     return str(exc)
 
 
-def _decode_error_message(name: str, text: str, exc: json.JSONDecodeError) -> str:
+def json_error_message(name: str, text: str, exc: json.JSONDecodeError) -> str:
     before = text[: exc.pos].rstrip()
     at = text[exc.pos : exc.pos + 1]
     if exc.pos >= len(text.rstrip()):

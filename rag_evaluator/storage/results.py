@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from rag_evaluator.core.fields import GROUND_TRUTH, QUESTION, QUESTION_NUMBER, RAG_ANSWER
+from rag_evaluator.core.group_summary import GroupSummary
 from rag_evaluator.core.result_rows import ResultRow
 from rag_evaluator.core.summary import SummaryLine
 from rag_evaluator.core.tasks.base import CellValue, JudgedFamily
@@ -68,12 +69,14 @@ def prepare_output_directory(output_dir: Path) -> None:
         ) from exc
 
 
-def results_columns(families: Families, metric_columns: Sequence[str]) -> list[str]:
+def results_columns(
+    families: Families, metric_columns: Sequence[str], metadata_columns: Sequence[str] = ()
+) -> list[str]:
     """The table's header: the item, each judged family's columns, Error and Note (when any
-    family is judged), then the offline metric columns."""
+    family is judged), the offline metric columns, then the metadata columns."""
     judged = [column for family in families for column in family.columns]
     shared = list(SHARED_JUDGED_COLUMNS) if families else []
-    return [*ITEM_COLUMNS, *judged, *shared, *metric_columns]
+    return [*ITEM_COLUMNS, *judged, *shared, *metric_columns, *metadata_columns]
 
 
 def _joined(parts: Sequence[tuple[str, str]], single: bool) -> str:
@@ -84,7 +87,10 @@ def _joined(parts: Sequence[tuple[str, str]], single: bool) -> str:
 
 
 def _row_values(
-    row: ResultRow, families: Families, metric_columns: Sequence[str]
+    row: ResultRow,
+    families: Families,
+    metric_columns: Sequence[str],
+    metadata_columns: Sequence[str] = (),
 ) -> list[CellValue]:
     item = row.item
     values: list[CellValue] = [
@@ -105,11 +111,15 @@ def _row_values(
         single = len(families) == 1
         values += [_joined(errors, single), _joined(notes, single)]
     values += [row.metric_scores.get(column) for column in metric_columns]
+    values += [item.metadata.get(column, "") for column in metadata_columns]
     return values
 
 
 def results_values(
-    rows: Sequence[ResultRow], families: Families, metric_columns: Sequence[str]
+    rows: Sequence[ResultRow],
+    families: Families,
+    metric_columns: Sequence[str],
+    metadata_columns: Sequence[str] = (),
 ) -> Iterator[list[CellValue]]:
     """One row of typed values per question, in question-number order (no header).
 
@@ -117,7 +127,7 @@ def results_values(
     """
     ordered = sorted(rows, key=lambda row: row.item.question_number)
     for row in ordered:
-        yield _row_values(row, families, metric_columns)
+        yield _row_values(row, families, metric_columns, metadata_columns)
 
 
 def _csv_cell(value: CellValue) -> object:
@@ -159,6 +169,30 @@ def summary_value_json(value: str) -> Any:
     return value
 
 
+def results_json(
+    summary: Sequence[SummaryLine],
+    rows: Sequence[ResultRow],
+    families: Families,
+    metric_columns: Sequence[str],
+    metadata_columns: Sequence[str] = (),
+    groups: Sequence[GroupSummary] = (),
+) -> dict[str, Any]:
+    """The whole run as JSON: summary (numbers parsed), columns, one object per row, and
+    with ``--group-by`` the summary of each group."""
+    columns = results_columns(families, metric_columns, metadata_columns)
+    payload: dict[str, Any] = {
+        "summary": {line.label: summary_value_json(line.value) for line in summary},
+        "columns": columns,
+        "rows": [
+            _json_row(columns, values)
+            for values in results_values(rows, families, metric_columns, metadata_columns)
+        ],
+    }
+    if groups:
+        payload["groups"] = _groups_json(groups)
+    return payload
+
+
 def _json_row(columns: Sequence[str], values: Sequence[CellValue]) -> dict[str, Any]:
     return {
         column: (None if value == "" else value)
@@ -166,19 +200,15 @@ def _json_row(columns: Sequence[str], values: Sequence[CellValue]) -> dict[str, 
     }
 
 
-def results_json(
-    summary: Sequence[SummaryLine],
-    rows: Sequence[ResultRow],
-    families: Families,
-    metric_columns: Sequence[str],
-) -> dict[str, Any]:
-    """The whole run as JSON: summary (numbers parsed), columns, and one object per row."""
-    columns = results_columns(families, metric_columns)
+def _groups_json(groups: Sequence[GroupSummary]) -> dict[str, Any]:
     return {
-        "summary": {line.label: summary_value_json(line.value) for line in summary},
-        "columns": columns,
-        "rows": [
-            _json_row(columns, values) for values in results_values(rows, families, metric_columns)
+        "column": groups[0].column,
+        "groups": [
+            {
+                "value": group.value,
+                "summary": {line.label: summary_value_json(line.value) for line in group.lines},
+            }
+            for group in groups
         ],
     }
 
@@ -188,22 +218,28 @@ def _json_text(
     rows: Sequence[ResultRow],
     families: Families,
     metric_columns: Sequence[str],
+    metadata_columns: Sequence[str],
+    groups: Sequence[GroupSummary],
 ) -> Iterator[str]:
     """``results_json`` as the text ``json.dumps(..., indent=1)`` gives, piece by piece."""
-    columns = results_columns(families, metric_columns)
+    columns = results_columns(families, metric_columns, metadata_columns)
     head = {
         "summary": {line.label: summary_value_json(line.value) for line in summary},
         "columns": columns,
     }
     # The head without its closing brace, then the rows one by one: JSON strings never hold
-    # a raw newline, so indenting a row's lines by two spaces nests it under "rows".
+    # a raw newline, so indenting a value's lines nests it at the right depth.
     yield json.dumps(head, ensure_ascii=False, indent=1)[:-2] + ',\n "rows": ['
     first = True
-    for values in results_values(rows, families, metric_columns):
+    for values in results_values(rows, families, metric_columns, metadata_columns):
         text = json.dumps(_json_row(columns, values), ensure_ascii=False, indent=1)
         yield ("\n  " if first else ",\n  ") + text.replace("\n", "\n  ")
         first = False
-    yield "\n ]\n}\n" if not first else "]\n}\n"
+    yield "]" if first else "\n ]"
+    if groups:
+        text = json.dumps(_groups_json(groups), ensure_ascii=False, indent=1)
+        yield ',\n "groups": ' + text.replace("\n", "\n ")
+    yield "\n}\n"
 
 
 def _csv_text(
@@ -211,11 +247,17 @@ def _csv_text(
     rows: Sequence[ResultRow],
     families: Families,
     metric_columns: Sequence[str],
+    metadata_columns: Sequence[str],
+    groups: Sequence[GroupSummary],
 ) -> Iterator[str]:
     for line in summary:
         yield csv_line([line.text()])
-    yield csv_line(results_columns(families, metric_columns))
-    for values in results_values(rows, families, metric_columns):
+    # The groups' rows follow the overall summary: "#SUMMARY[Category=billing]: ...".
+    for group in groups:
+        for text in group.texts():
+            yield csv_line([text])
+    yield csv_line(results_columns(families, metric_columns, metadata_columns))
+    for values in results_values(rows, families, metric_columns, metadata_columns):
         yield csv_line([_csv_cell(value) for value in values])
 
 
@@ -241,6 +283,8 @@ def write_results(
     families: Families,
     metric_columns: Sequence[str],
     with_json: bool = False,
+    metadata_columns: Sequence[str] = (),
+    groups: Sequence[GroupSummary] = (),
 ) -> tuple[Path, Path | None]:
     """Write the summary rows then the table to a new results file, atomically; its path (and
     the JSON file's, with ``with_json``).
@@ -248,11 +292,12 @@ def write_results(
     The name comes from ``results_file_path``; if another run creates that name first
     (same second), the next free one is taken, so no results file is ever replaced.
     """
+    table = (summary, rows, families, metric_columns, metadata_columns, groups)
     while True:
         path = results_file_path(output_dir, started_at)
         try:
             with open_atomic(path, overwrite=False) as handle:
-                _write_lines(handle, _csv_text(summary, rows, families, metric_columns))
+                _write_lines(handle, _csv_text(*table))
         except OSError as exc:
             # Only an existing file at this very name means another run took it; a
             # FileExistsError about the folder (a file in its place) is a real failure.
@@ -268,7 +313,7 @@ def write_results(
     json_path = path.with_suffix(".json")
     try:
         with open_atomic(json_path) as handle:
-            _write_lines(handle, _json_text(summary, rows, families, metric_columns))
+            _write_lines(handle, _json_text(*table))
     except OSError as exc:
         raise ConfigError(
             f"Cannot write the JSON results file {json_path}: {exc.strerror}. The CSV results "

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_evaluator.core.fields import resolve_columns
+from rag_evaluator.core.fields import metadata_headers, resolve_columns
 from rag_evaluator.errors import InputError, MissingColumnError, MissingFileError
 from rag_evaluator.storage.atomic import write_text_atomic
 from rag_evaluator.storage.input_files import decode_text, read_input_bytes
@@ -38,6 +38,8 @@ class CsvRecord:
 
     line_number: int
     values: dict[str, str]
+    # The metadata columns' cells by header (read only when asked for).
+    extra: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,19 @@ class CsvTable:
     encoding: str
     delimiter: str
     warnings: list[str] = field(default_factory=list)
+    extra_columns: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RawCsv:
+    """A CSV file's header cells and non-blank data rows (each with its first line)."""
+
+    path: Path
+    headers: list[str]
+    rows: list[tuple[int, list[str]]]
+    encoding: str
+    delimiter: str
+    warnings: list[str]
 
 
 def decode_bytes(data: bytes, path: Path) -> tuple[str, str, list[str]]:
@@ -144,17 +159,64 @@ def read_csv(
     required: Sequence[str],
     optional: Sequence[str] = (),
     json_fix: str | None = None,
+    extra_columns: bool = False,
 ) -> CsvTable:
     """Read ``path`` and resolve the ``required`` and ``optional`` canonical columns.
 
     ``json_fix`` is the advice given when the file turns out to be JSON (by default: save
-    it as CSV with the required columns).
+    it as CSV with the required columns). With ``extra_columns`` the metadata columns
+    (those that spell no canonical column, ``fields.metadata_headers``) are read too.
     """
+    expected = ", ".join(required)
+    raw = read_csv_rows(
+        path,
+        expected=expected,
+        json_fix=json_fix or f"Save it as CSV with columns: {expected}",
+    )
+    headers = raw.headers
+    resolved = resolve_columns(headers, [*required, *optional])
+    for name in required:
+        if name not in resolved:
+            raise MissingColumnError(raw.path, name, shown_headers(headers))
+    extra = metadata_headers(headers) if extra_columns else []
+    records = [
+        CsvRecord(
+            line,
+            {
+                canonical: (row[column_index] if column_index < len(row) else "")
+                for canonical, column_index in resolved.items()
+            },
+            {name: (row[index] if index < len(row) else "") for index, name in extra},
+        )
+        for line, row in raw.rows
+    ]
+    if not records:
+        raise InputError(
+            f"{raw.path.name} has a header row but no data rows. Add one row per question "
+            f"with columns: {expected}",
+            raw.path,
+        )
+    return CsvTable(
+        path=raw.path,
+        headers=headers,
+        columns={canonical: headers[index] for canonical, index in resolved.items()},
+        records=records,
+        encoding=raw.encoding,
+        delimiter=raw.delimiter,
+        warnings=raw.warnings,
+        extra_columns=[name for _, name in extra],
+    )
+
+
+def read_csv_rows(path: Path, *, expected: str, json_fix: str) -> RawCsv:
+    """Read ``path`` as CSV text: encoding fallback, Excel's ``sep=`` line, delimiter
+    sniffing; its headers (stripped) and non-blank rows. ``expected`` names the columns in
+    the message about an empty file, ``json_fix`` is the advice when the file is JSON."""
     path = Path(path)
     if not path.is_file():
         if path.exists():
             raise InputError(f"{path} is a directory, not a CSV file. Pass a file path", path)
-        raise MissingFileError(path, list(required))
+        raise MissingFileError(path, [part for part in expected.split(", ") if part])
     data = read_input_bytes(path)
     if data.startswith(_SPREADSHEET_SIGNATURES):
         raise InputError(
@@ -164,10 +226,8 @@ def read_csv(
         )
     text, encoding, warnings = decode_bytes(data, path)
     del data  # the text is all that is needed from here on; a large file is held once
-    expected = ", ".join(required)
     if _is_json(path, text):
-        fix = json_fix or f"Save it as CSV with columns: {expected}"
-        raise InputError(f"{path.name} is JSON, not CSV. {fix}", path)
+        raise InputError(f"{path.name} is JSON, not CSV. {json_fix}", path)
     for warning in warnings:
         logger.warning(warning)
     empty_message = (
@@ -214,35 +274,7 @@ def read_csv(
     if not non_blank:
         raise InputError(empty_message, path)
     headers = [cell.strip() for cell in non_blank[0][1]]
-    resolved = resolve_columns(headers, [*required, *optional])
-    for name in required:
-        if name not in resolved:
-            raise MissingColumnError(path, name, shown_headers(headers))
-    records = [
-        CsvRecord(
-            line,
-            {
-                canonical: (row[column_index] if column_index < len(row) else "")
-                for canonical, column_index in resolved.items()
-            },
-        )
-        for line, row in non_blank[1:]
-    ]
-    if not records:
-        raise InputError(
-            f"{path.name} has a header row but no data rows. Add one row per question "
-            f"with columns: {expected}",
-            path,
-        )
-    return CsvTable(
-        path=path,
-        headers=headers,
-        columns={canonical: headers[index] for canonical, index in resolved.items()},
-        records=records,
-        encoding=encoding,
-        delimiter=delimiter,
-        warnings=warnings,
-    )
+    return RawCsv(path, headers, non_blank[1:], encoding, delimiter, warnings)
 
 
 def render_csv(rows: Iterable[Sequence[object]]) -> str:

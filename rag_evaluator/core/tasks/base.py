@@ -20,7 +20,7 @@ The engine sums the usage and calls of every outcome into the result, so tasks d
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -193,12 +193,46 @@ class JudgedFamily(ABC, Generic[ResultT]):
         return {}
 
 
+class FamilyResults(Mapping[str, FamilyResult]):
+    """A question's results by family name: read-only, and compact because a run holds one per
+    question (a one-entry dict takes 192 bytes; this takes 80, the names being shared)."""
+
+    __slots__ = ("_names", "_values")
+
+    def __init__(self, results: Mapping[str, FamilyResult]) -> None:
+        names = tuple(results)
+        self._names: tuple[str, ...] = _FAMILY_NAMES.setdefault(names, names)
+        self._values: tuple[FamilyResult, ...] = tuple(results.values())
+
+    def __getitem__(self, name: str) -> FamilyResult:
+        try:
+            return self._values[self._names.index(name)]
+        except ValueError:
+            raise KeyError(name) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __repr__(self) -> str:
+        return f"FamilyResults({dict(self)!r})"
+
+
+_FAMILY_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
 @dataclass(slots=True)
 class QuestionRecord:
     """Everything the model-judged families produced for one question."""
 
     question_number: int
     results: Mapping[str, FamilyResult]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.results, FamilyResults):
+            self.results = FamilyResults(self.results)
 
     @property
     def usage(self) -> TokenUsage:

@@ -245,7 +245,7 @@ def _scores_from_json(data: Any) -> Scores | None:
         data = [data["precision"], data["recall"], data["accuracy"]]
     if not isinstance(data, list) or len(data) != 3:
         raise ValueError("scores must be three 0/1 values")
-    return Scores(_score(data[0]), _score(data[1]), _score(data[2]))
+    return Scores.shared(_score(data[0]), _score(data[1]), _score(data[2]))
 
 
 def _text(value: Any) -> str:

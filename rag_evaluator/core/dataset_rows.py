@@ -1,0 +1,454 @@
+"""One dataset file (questions, references and answers together) as canonical rows.
+
+Pure: takes the records a reader found (JSON objects, or CSV rows as header -> cell) and
+returns, per record, the cells the three input CSVs would hold for it, under the same
+canonical column names (``Question``, ``Ground Truth``, ``RAG Answer``, ``Contexts``,
+``Retrieval Scores``...) plus its metadata columns. ``storage/inputs.py`` then loads those
+cells with the very code that loads the three CSVs.
+
+Field names come from the one alias table in ``core/rag_json_shapes.py``. Rules:
+
+- question numbers come from an id field (``QUESTION_ID_FIELDS``) when the records have
+  one, else from the record order (1-based). Ids are whole numbers, or ID-like text such as
+  ``Q7``; ids counted from 0 (every id a whole number, the smallest 0) are shifted by one.
+  An id of another kind, a repeated id, or an id on some records but not others is an error;
+- a question, reference or answer that is absent, ``null`` or blank is missing: the
+  record is left out of that part (the run reports it like a question missing from one of
+  the three files);
+- a field of the wrong type is an error naming the file, the record and the fix;
+- every other field holding text, a number or a boolean is a metadata column (so are those
+  inside ``metadata``/``additional_metadata``/``meta`` objects); lists and objects are not
+  carried.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from rag_evaluator.core.fields import (
+    CONTEXTS,
+    GROUND_TRUTH,
+    QUESTION,
+    QUESTION_NUMBER,
+    RAG_ANSWER,
+    RELEVANT_CONTEXTS,
+    REQUIRED_FACTS,
+    RETRIEVAL_SCORES,
+    column_key,
+)
+from rag_evaluator.core.rag_json_shapes import (
+    ANSWER_FIELDS,
+    ANSWER_KEYS,
+    CONTAINER_FIELDS,
+    CONTEXT_KEYS,
+    CONTEXT_TEXT_FIELDS,
+    METADATA_CONTAINER_KEYS,
+    QUESTION_FIELDS,
+    QUESTION_ID_FIELDS,
+    QUESTION_ID_KEYS,
+    QUESTION_KEYS,
+    REFERENCE_CONTEXT_KEYS,
+    REFERENCE_FIELDS,
+    REFERENCE_KEYS,
+    REQUIRED_FACT_KEYS,
+    RETRIEVAL_SCORE_KEYS,
+    clean_text,
+    find_field,
+    golden_contexts_field,
+    parse_question_id,
+    read_contexts,
+    retrieved_contexts_field,
+)
+from rag_evaluator.core.snippets import quote_snippet
+from rag_evaluator.errors import InputError
+
+# Every field an alias names is an input, never metadata.
+_INPUT_KEYS = frozenset(
+    [
+        *QUESTION_KEYS,
+        *ANSWER_KEYS,
+        *CONTEXT_KEYS,
+        *REFERENCE_KEYS,
+        *REFERENCE_CONTEXT_KEYS,
+        *REQUIRED_FACT_KEYS,
+        *QUESTION_ID_KEYS,
+        *RETRIEVAL_SCORE_KEYS,
+        *METADATA_CONTAINER_KEYS,
+    ]
+)
+_LIST_FIX = 'Write it as a JSON array such as ["first", "second"]'
+
+
+@dataclass(frozen=True)
+class DatasetRecord:
+    """One record of a dataset file as its reader found it.
+
+    ``location`` names it in messages (``item 3``, ``line 4``); ``from_csv`` says its values
+    are CSV cells (text), whose list fields hold JSON arrays.
+    """
+
+    location: str
+    fields: Mapping[str, object]
+    from_csv: bool = False
+
+
+@dataclass(frozen=True)
+class CanonicalRow:
+    """The cells one record gives, by canonical column (and metadata column) name.
+
+    A missing question, reference or answer has no cell at all (not a blank one), so the
+    record is left out of that part only.
+    """
+
+    location: str
+    cells: dict[str, str]
+
+
+@dataclass(frozen=True)
+class DatasetTable:
+    """A dataset's canonical rows, its metadata columns, and how it was read."""
+
+    source_name: str
+    rows: list[CanonicalRow]
+    metadata_columns: list[str]
+    numbering: str  # "the 'query_id' field" or "the record order"
+    has_answers: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+def _shown_fields(record: Mapping[str, object], limit: int = 10) -> str:
+    names = [quote_snippet(name, 30) for name in list(record)[:limit]]
+    if len(record) > limit:
+        names.append(f"… {len(record) - limit} more")
+    return ", ".join(names) if names else "none"
+
+
+class _Reader:
+    """Reads the fields of one record, raising an error that names the file and record."""
+
+    def __init__(self, source_name: str, record: DatasetRecord) -> None:
+        self.source_name = source_name
+        self.record = record
+
+    def error(self, message: str) -> InputError:
+        return InputError(f"{self.source_name} {self.record.location}: {message}")
+
+    def text(self, keys: Sequence[str], what: str) -> tuple[str, str | None]:
+        """A text field (question, reference, answer): ``None`` when absent, null or blank."""
+        name, value = find_field(self.record.fields, keys)
+        if not name or value is None:
+            return name, None
+        text: str | None = None
+        if isinstance(value, str):
+            text = clean_text(value)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            text = json.dumps(value)
+        elif isinstance(value, list) and all(isinstance(part, str) for part in value):
+            # ragas exports write some references as a list of strings.
+            text = clean_text("\n".join(value))
+        elif isinstance(value, dict):
+            _, inner = find_field(value, [column_key(n) for n in (*CONTEXT_TEXT_FIELDS, what)])
+            if isinstance(inner, str):
+                text = clean_text(inner)
+        if text is None:
+            raise self.error(
+                f"the '{name}' field is {_json_type(value)}, not {what} text. "
+                f"Write the {what} as a string"
+            )
+        return name, text if text.strip() else None
+
+    def listed(self, name: str, value: object) -> object:
+        """A list field's value; a CSV cell is parsed (JSON array, or a Python list as
+        pandas writes it); blank is ``None``."""
+        if not self.record.from_csv or not isinstance(value, str):
+            return value
+        text = value.strip()
+        if not text:
+            return None
+        if not text.startswith("["):
+            return text
+        try:
+            return json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            pass
+        try:
+            parsed = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            parsed = None
+        if isinstance(parsed, list):
+            return parsed
+        raise self.error(f"the '{name}' cell starts with '[' but is not a JSON array. {_LIST_FIX}")
+
+    def contexts(self, name: str, value: object, parallel: object) -> tuple[str, str]:
+        """The Contexts and Retrieval Scores cells of a context field."""
+        value = self.listed(name, value)
+        if value is None:
+            return "", ""
+        self._check_context_items(name, value)
+        read = read_contexts(value, parallel)
+        if read.score_problem:
+            raise self.error(f"the retrieval scores do not fit '{name}': {read.score_problem}")
+        texts = "" if read.texts is None else json.dumps(read.texts, ensure_ascii=False)
+        scores = "" if read.scores is None else json.dumps(read.scores)
+        return texts, scores
+
+    def _check_context_items(self, name: str, value: object) -> None:
+        items = value if isinstance(value, list) else [value]
+        for position, item in enumerate(items, start=1):
+            if isinstance(item, str):
+                continue
+            if isinstance(item, dict):
+                node = item.get("node")
+                holders = [item, node] if isinstance(node, dict) else [item]
+                if any(find_field(holder, _TEXT_KEYS)[0] for holder in holders):
+                    continue
+                raise self.error(
+                    f"item {position} of '{name}' is an object with no "
+                    f"{'/'.join(CONTEXT_TEXT_FIELDS)} field (fields found: "
+                    f"{_shown_fields(item)}). Give each context object a text field"
+                )
+            raise self.error(
+                f"item {position} of '{name}' is {_json_type(item)}, not context text. "
+                "Write each context as a string"
+            )
+
+    def scores(self, name: str, value: object) -> object:
+        value = self.listed(name, value)
+        if value is None:
+            return None
+        if not isinstance(value, list) or any(
+            isinstance(item, bool) or not isinstance(item, int | float) for item in value
+        ):
+            raise self.error(
+                f"the '{name}' field is {_json_type(value)}, not a list of numbers. Give one "
+                "retrieval score per context, such as [0.82, 0.61]"
+            )
+        return value
+
+    def text_list(self, name: str, value: object, *, semicolons: bool = False) -> str:
+        """A list-of-texts cell (golden contexts, required facts), as the CSV would hold it."""
+        value = self.listed(name, value)
+        if value is None:
+            return ""
+        if isinstance(value, str):
+            # Required facts keep "a; b; c" for their own parser; a lone context is a list.
+            return value if semicolons else json.dumps([value], ensure_ascii=False)
+        if isinstance(value, list):
+            self._check_context_items(name, value)
+            return json.dumps(read_contexts(value).texts or [], ensure_ascii=False)
+        raise self.error(f"the '{name}' field is {_json_type(value)}, not a list. {_LIST_FIX}")
+
+
+_TEXT_KEYS = [column_key(name) for name in CONTEXT_TEXT_FIELDS]
+
+
+def _scalar_cell(value: object) -> str | None:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    return None
+
+
+def _metadata(fields: Mapping[str, object], skipped: dict[str, None]) -> dict[str, str]:
+    """The record's metadata cells: scalar fields no alias names, then those inside a
+    metadata object (a top-level field of the same name wins)."""
+    cells: dict[str, str] = {}
+    nested: dict[str, str] = {}
+    for name, value in fields.items():
+        key = column_key(name)
+        if key in METADATA_CONTAINER_KEYS and isinstance(value, dict):
+            for inner_name, inner_value in value.items():
+                cell = _scalar_cell(inner_value)
+                if cell is None:
+                    skipped.setdefault(f"{name}.{inner_name}")
+                elif inner_name.strip():
+                    nested.setdefault(inner_name.strip(), cell)
+            continue
+        if key in _INPUT_KEYS or not name.strip():
+            continue
+        cell = _scalar_cell(value)
+        if cell is None:
+            skipped.setdefault(name)
+        else:
+            cells.setdefault(name.strip(), cell)
+    for name, cell in nested.items():
+        cells.setdefault(name, cell)
+    return cells
+
+
+def _id_number(reader: _Reader, name: str, value: object) -> int:
+    fix = (
+        f"Give every record a whole number ≥ 1 (such as 7 or Q7) in '{name}', or rename "
+        "that field so the records are numbered in file order"
+    )
+    if isinstance(value, bool) or value is None:
+        raise reader.error(f"the id field '{name}' is {_json_type(value)}. {fix}")
+    if isinstance(value, int):
+        number: int | None = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and not value.strip().startswith(("-", "+")):
+        number = parse_question_id(value)
+    else:
+        number = None
+    if number is None or number < 0:
+        shown = quote_snippet(str(value), 40) if isinstance(value, str) else json.dumps(value)
+        raise reader.error(f"the id {shown} in '{name}' is not a question number. {fix}")
+    return number
+
+
+def _question_numbers(
+    source_name: str, records: Sequence[DatasetRecord]
+) -> tuple[list[int], str, list[str]]:
+    """Each record's question number, what they came from, and notes for the log."""
+    found = [find_field(record.fields, QUESTION_ID_KEYS) for record in records]
+    with_id = [index for index, (name, _) in enumerate(found) if name]
+    if not with_id:
+        return list(range(1, len(records) + 1)), "the record order", []
+    if len(with_id) != len(records):
+        missing = next(index for index, (name, _) in enumerate(found) if not name)
+        named = found[with_id[0]][0]
+        raise InputError(
+            f"{source_name} {records[missing].location}: no '{named}' field, while "
+            f"{records[with_id[0]].location} has one. Give every record an id in '{named}', "
+            "or remove the field from all of them so the records are numbered in file order"
+        )
+    numbers = [
+        _id_number(_Reader(source_name, record), name, value)
+        for record, (name, value) in zip(records, found, strict=True)
+    ]
+    id_names = sorted({name for name, _ in found})
+    notes: list[str] = []
+    if min(numbers) == 0:
+        numbers = [number + 1 for number in numbers]
+        notes.append(
+            f"{source_name}: the ids in {', '.join(repr(n) for n in id_names)} start at 0; "
+            "question numbers are the ids plus one"
+        )
+    first_at: dict[int, int] = {}
+    for index, number in enumerate(numbers):
+        if number in first_at:
+            raise InputError(
+                f"{source_name} {records[index].location}: question number {number} repeats "
+                f"that of {records[first_at[number]].location} (id field "
+                f"{', '.join(repr(n) for n in id_names)}). Give every record its own id"
+            )
+        first_at[number] = index
+    return numbers, f"the {', '.join(repr(n) for n in id_names)} field", notes
+
+
+def _require_field(
+    source_name: str,
+    records: Sequence[DatasetRecord],
+    keys: Sequence[str],
+    aliases: Sequence[str],
+    what: str,
+) -> None:
+    if any(find_field(record.fields, keys)[0] for record in records):
+        return
+    first = records[0]
+    raise InputError(
+        f"{source_name} has no {what} field in any record (fields of {first.location}: "
+        f"{_shown_fields(first.fields)}). Name the {what} field one of: {', '.join(aliases)}"
+    )
+
+
+def dataset_table(
+    source_name: str, records: Sequence[DatasetRecord], *, require_answers: bool = True
+) -> DatasetTable:
+    """The canonical rows of a dataset's records; raise ``InputError`` for an unknown shape
+    (no question or reference field anywhere, or no answer field when ``require_answers``)
+    and for any field of the wrong type."""
+    if not records:
+        raise InputError(
+            f"{source_name} holds no records. Give it one object (or CSV row) per question"
+        )
+    _require_field(source_name, records, QUESTION_KEYS, QUESTION_FIELDS, "question")
+    _require_field(source_name, records, REFERENCE_KEYS, REFERENCE_FIELDS, "reference")
+    has_answers = any(find_field(record.fields, ANSWER_KEYS)[0] for record in records)
+    if require_answers:
+        _require_field(source_name, records, ANSWER_KEYS, ANSWER_FIELDS, "answer")
+    numbers, numbering, notes = _question_numbers(source_name, records)
+    rows: list[CanonicalRow] = []
+    metadata_columns: dict[str, None] = {}
+    skipped_metadata: dict[str, None] = {}
+    for record, number in zip(records, numbers, strict=True):
+        reader = _Reader(source_name, record)
+        fields = record.fields
+        cells: dict[str, str] = {QUESTION_NUMBER: str(number)}
+        for column, keys, what in (
+            (QUESTION, QUESTION_KEYS, "question"),
+            (GROUND_TRUTH, REFERENCE_KEYS, "reference"),
+            (RAG_ANSWER, ANSWER_KEYS, "answer"),
+        ):
+            _, text = reader.text(keys, what)
+            if text is not None:
+                cells[column] = text
+        scores_name, scores_value = find_field(fields, RETRIEVAL_SCORE_KEYS)
+        parallel = reader.scores(scores_name, scores_value) if scores_name else None
+        contexts_name, contexts_value = retrieved_contexts_field(fields)
+        cells[CONTEXTS], cells[RETRIEVAL_SCORES] = (
+            reader.contexts(contexts_name, contexts_value, parallel) if contexts_name else ("", "")
+        )
+        golden_name, golden_value = golden_contexts_field(fields)
+        cells[RELEVANT_CONTEXTS] = (
+            reader.text_list(golden_name, golden_value) if golden_name else ""
+        )
+        facts_name, facts_value = find_field(fields, REQUIRED_FACT_KEYS)
+        cells[REQUIRED_FACTS] = (
+            reader.text_list(facts_name, facts_value, semicolons=True) if facts_name else ""
+        )
+        metadata = _metadata(fields, skipped_metadata)
+        for name in metadata:
+            metadata_columns.setdefault(name)
+        cells.update(metadata)
+        rows.append(CanonicalRow(record.location, cells))
+    if skipped_metadata:
+        notes.append(
+            f"{source_name}: {', '.join(list(skipped_metadata)[:8])} "
+            f"{'holds' if len(skipped_metadata) == 1 else 'hold'} lists or objects, which are "
+            "not carried into the results (only text, numbers and booleans are)"
+        )
+    return DatasetTable(source_name, rows, list(metadata_columns), numbering, has_answers, notes)
+
+
+def unknown_dataset_shape(source_name: str, detail: str) -> InputError:
+    """The error for a JSON document that holds no list of records."""
+    return InputError(
+        f"{source_name} has a shape rag-eval does not know as a dataset ({detail}). Expected "
+        "a JSON list of records (objects with question, reference and answer fields), such a "
+        f"list under one of the keys {', '.join(CONTAINER_FIELDS)}, JSON Lines (one record "
+        "per line) or CSV with one row per question"
+    )
+
+
+__all__ = [
+    "QUESTION_ID_FIELDS",
+    "CanonicalRow",
+    "DatasetRecord",
+    "DatasetTable",
+    "dataset_table",
+    "unknown_dataset_shape",
+]
