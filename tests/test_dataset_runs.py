@@ -504,3 +504,23 @@ def test_group_by_gives_each_group_the_pass_rates_of_the_quality_checks(
             group
         )
     assert not any("Quality Failures" in line for line in summary)
+
+
+def test_the_readme_dataset_example_gives_the_figures_it_shows(workspace: Workspace) -> None:
+    example = Path(__file__).parent.parent / "examples" / "hr_eval.jsonl"
+    result = run_cli(
+        [
+            *("evaluate", "--dataset", str(example), "--metrics", "quality"),
+            *("--group-by", "category", "--no-require-citations", "--yes"),
+        ]
+    )
+    assert result.exit_code == 0, result.stderr
+    (results,) = workspace.results()
+    summary = {
+        row[0] for row in csv.reader(results.open(encoding="utf-8")) if row[0].startswith("#")
+    }
+    assert "#SUMMARY: quality_pass: 18/20 (90%) [95% CI 70–97%]" in summary
+    assert "#SUMMARY[category=travel]: quality_pass: 2/3 (67%) [95% CI 21–94%]" in summary
+    assert "#SUMMARY[category=office]: quality_list_format: 0/1 (0%) [95% CI 0–79%]" in summary
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    assert "│ quality_pass            │ 3/3 (100%) │ 3/3 (100%) │  3/4 (75%) │" in readme

@@ -111,21 +111,19 @@ def headline(value: str) -> str | None:
 
 
 def group_table(summaries: Sequence[GroupSummary]) -> tuple[list[str], list[list[str]]]:
-    """The per-group terminal table: a row per group, a column per rate or mean."""
+    """The per-group terminal table: a column per group, a row per rate or mean.
+
+    Metrics run down the side because there are often more of them than groups (quality alone
+    has seven): a column per metric would fold every figure on an ordinary terminal.
+    """
     labels: list[str] = []
     for summary in summaries:
         for line in summary.lines:
             if headline(line.value) is not None and line.label not in labels:
                 labels.append(line.label)
-    header = [summaries[0].column if summaries else "Group", "Questions", *labels]
-    rows = []
-    for summary in summaries:
-        by_label = {line.label: headline(line.value) for line in summary.lines}
-        rows.append(
-            [
-                summary.value,
-                str(summary.question_count),
-                *[by_label.get(label) or "" for label in labels],
-            ]
-        )
+    header = [summaries[0].column if summaries else "Group", *(s.value for s in summaries)]
+    by_group = [{line.label: headline(line.value) for line in s.lines} for s in summaries]
+    rows = [["Questions", *(str(s.question_count) for s in summaries)]]
+    for label in labels:
+        rows.append([label, *(values.get(label) or "" for values in by_group)])
     return header, rows
