@@ -311,7 +311,7 @@ def test_ppi_interval_covers_the_truth_as_often_as_it_claims() -> None:
 
 
 def test_bootstrap_interval_is_scipys_percentile_bootstrap() -> None:
-    values = [0.12, 0.5, 0.77, 0.31, 0.9, 0.05, 0.66, 0.42]
+    values = [0.12, 0.5, 0.77, 0.31, 0.9, 0.05, 0.66, 0.42, 0.58, 0.23]
     expected = stats.bootstrap(
         (np.array(values),),
         np.mean,
@@ -336,9 +336,18 @@ def test_bootstrap_interval_agrees_with_the_normal_interval_on_a_large_sample() 
 def test_bootstrap_needs_spread() -> None:
     assert bootstrap_mean_interval([]) is None
     assert bootstrap_mean_interval([0.4]) is None  # n = 1
-    assert bootstrap_mean_interval([0.0, 0.0, 0.0]) is None  # all equal
+    assert bootstrap_mean_interval([0.0] * 12) is None  # all equal
     assert format_mean([0.4]) == "mean 0.4000 (n=1) [95% CI n/a]"
     assert format_mean([]) == "mean n/a (n=0)"
+
+
+def test_too_few_values_get_no_interval_rather_than_a_falsely_narrow_one() -> None:
+    # With 2 values the percentile bootstrap can only return points between them: it covered
+    # the true mean half the time in simulation. Below 10 values no interval is given.
+    assert bootstrap_mean_interval([0.11, 0.18]) is None
+    assert bootstrap_mean_interval([0.1, 0.9, 0.4, 0.7, 0.2, 0.5, 0.3, 0.8, 0.6]) is None  # 9
+    assert bootstrap_mean_interval([0.1, 0.9, 0.4, 0.7, 0.2, 0.5, 0.3, 0.8, 0.6, 0.0]) is not None
+    assert format_mean([0.11, 0.18]) == "mean 0.1450 (n=2) [95% CI n/a]"
 
 
 def test_paired_bootstrap_is_scipys_paired_bootstrap() -> None:

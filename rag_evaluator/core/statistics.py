@@ -64,6 +64,12 @@ def wilson_interval(successes: int, total: int) -> Interval | None:
     return Interval(float(found.low), float(found.high))
 
 
+# Below this the percentile bootstrap's "95%" interval is far too narrow: from a uniform
+# population it covers the true mean 50% of the time with 2 values, 77% with 3, 86% with 5,
+# 92% with 10 (400 simulated samples each). No interval beats a falsely confident one.
+MIN_BOOTSTRAP_VALUES = 10
+
+
 def _has_spread(values: Sequence[float]) -> bool:
     # Tolerant: 0.3 - 0.1 and 0.4 - 0.2 differ in the last bit, but are the same difference.
     return len(values) >= 2 and not math.isclose(
@@ -74,10 +80,10 @@ def _has_spread(values: Sequence[float]) -> bool:
 def bootstrap_mean_interval(values: Sequence[float]) -> Interval | None:
     """Percentile bootstrap interval of the mean (``RESAMPLES`` resamples, seeded).
 
-    ``None`` when there is nothing to resample: fewer than 2 values, or all values equal
-    (every resample would have the same mean, which says nothing about uncertainty).
+    ``None`` when it would mislead: fewer than ``MIN_BOOTSTRAP_VALUES`` values, or all values
+    equal (every resample would have the same mean, which says nothing about uncertainty).
     """
-    if not _has_spread(values):
+    if len(values) < MIN_BOOTSTRAP_VALUES or not _has_spread(values):
         return None
     found = _stats().bootstrap(
         (np.asarray(values, dtype=float),),
