@@ -58,6 +58,7 @@ from rag_evaluator.core.rag_json_shapes import (
     clean_text,
     find_field,
     golden_contexts_field,
+    json_type,
     parse_question_id,
     read_contexts,
     retrieved_contexts_field,
@@ -119,20 +120,6 @@ class DatasetTable:
     notes: list[str] = field(default_factory=list)
 
 
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    return "an object"
-
-
 def _shown_fields(record: Mapping[str, object], limit: int = 10) -> str:
     names = [quote_snippet(name, 30) for name in list(record)[:limit]]
     if len(record) > limit:
@@ -169,7 +156,7 @@ class _Reader:
                 text = clean_text(inner)
         if text is None:
             raise self.error(
-                f"the '{name}' field is {_json_type(value)}, not {what} text. "
+                f"the '{name}' field is {json_type(value)}, not {what} text. "
                 f"Write the {what} as a string"
             )
         return name, text if text.strip() else None
@@ -225,7 +212,7 @@ class _Reader:
                     f"{_shown_fields(item)}). Give each context object a text field"
                 )
             raise self.error(
-                f"item {position} of '{name}' is {_json_type(item)}, not context text. "
+                f"item {position} of '{name}' is {json_type(item)}, not context text. "
                 "Write each context as a string"
             )
 
@@ -237,7 +224,7 @@ class _Reader:
             isinstance(item, bool) or not isinstance(item, int | float) for item in value
         ):
             raise self.error(
-                f"the '{name}' field is {_json_type(value)}, not a list of numbers. Give one "
+                f"the '{name}' field is {json_type(value)}, not a list of numbers. Give one "
                 "retrieval score per context, such as [0.82, 0.61]"
             )
         return value
@@ -253,7 +240,7 @@ class _Reader:
         if isinstance(value, list):
             self._check_context_items(name, value)
             return json.dumps(read_contexts(value).texts or [], ensure_ascii=False)
-        raise self.error(f"the '{name}' field is {_json_type(value)}, not a list. {_LIST_FIX}")
+        raise self.error(f"the '{name}' field is {json_type(value)}, not a list. {_LIST_FIX}")
 
 
 _TEXT_KEYS = [column_key(name) for name in CONTEXT_TEXT_FIELDS]
@@ -304,7 +291,7 @@ def _id_number(reader: _Reader, name: str, value: object) -> int:
         "that field so the records are numbered in file order"
     )
     if isinstance(value, bool) or value is None:
-        raise reader.error(f"the id field '{name}' is {_json_type(value)}. {fix}")
+        raise reader.error(f"the id field '{name}' is {json_type(value)}. {fix}")
     if isinstance(value, int):
         number: int | None = value
     elif isinstance(value, float) and value.is_integer():

@@ -330,7 +330,7 @@ def read_contexts(value: object, parallel_scores: object = None) -> ContextsRead
             count = (
                 f"{len(parallel_scores)} scores"
                 if isinstance(parallel_scores, list)
-                else _json_type(parallel_scores)
+                else json_type(parallel_scores)
             )
             problem = (
                 f"the retrieval scores are {count} for {_count(len(items), 'context')}. "
@@ -421,7 +421,7 @@ def carried_fields(record: Mapping[str, object]) -> CarriedFields:
     reference = reference_text(reference_value)
     if reference_name and reference_value is not None and reference is None:
         problems.append(
-            f"the '{reference_name}' field is {_json_type(reference_value)}, not reference "
+            f"the '{reference_name}' field is {json_type(reference_value)}, not reference "
             "text (left out). Write the reference as a string"
         )
     _, golden_value = golden_contexts_field(record)
@@ -478,7 +478,7 @@ class _Collector:
         if not isinstance(record, dict):
             self.problem(
                 location,
-                f"this item is {_json_type(record)}, not an object with question and answer "
+                f"this item is {json_type(record)}, not an object with question and answer "
                 "fields. Remove it or make it such an object",
             )
             return
@@ -494,7 +494,7 @@ class _Collector:
         if question is None:
             self.problem(
                 location,
-                f"the '{question_name}' field is {_json_type(question_value)}, not question "
+                f"the '{question_name}' field is {json_type(question_value)}, not question "
                 "text. Write the question as a string",
             )
             return
@@ -540,7 +540,7 @@ class _Collector:
         else:
             self.problem(
                 location,
-                f"the value is {_json_type(value)}, not an answer text. Write the answer as a "
+                f"the value is {json_type(value)}, not an answer text. Write the answer as a "
                 "string",
             )
 
@@ -562,7 +562,7 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _json_type(value: object) -> str:
+def json_type(value: object) -> str:
     """The JSON type of ``value`` with its article, for messages: ``an object``, ``null``."""
     if value is None:
         return "null"
@@ -587,7 +587,7 @@ def _no_answer_text(value: object) -> str:
         )
     if isinstance(value, list):
         return f"the answer is a list that does not hold only strings. {fix}"
-    return f"the answer is {_json_type(value)}, not text. {fix}"
+    return f"the answer is {json_type(value)}, not text. {fix}"
 
 
 def _shown_fields(record: Mapping[str, object], limit: int = 8) -> str:
@@ -646,7 +646,7 @@ def extract_entries(value: object, source_file: str) -> ExtractedEntries:
             collector.add_record(f"item {index}", item)
         return collector.result("list of objects")
     if not isinstance(value, dict):
-        raise _unknown_shape(source_file, f"the top level is {_json_type(value)}")
+        raise _unknown_shape(source_file, f"the top level is {json_type(value)}")
     if not value:
         raise InputError(
             f"{source_file} holds an empty object: there is nothing to convert. {_EMPTY_FIX}"

@@ -18,7 +18,12 @@ from rag_evaluator.core.dataset_rows import (
     dataset_table,
     unknown_dataset_shape,
 )
-from rag_evaluator.core.rag_json_shapes import QUESTION_KEYS, container_list, find_field
+from rag_evaluator.core.rag_json_shapes import (
+    QUESTION_KEYS,
+    container_list,
+    find_field,
+    json_type,
+)
 from rag_evaluator.errors import InputError, MissingFileError
 from rag_evaluator.storage.input_files import read_input_bytes
 from rag_evaluator.storage.rag_json import (
@@ -36,25 +41,13 @@ CSV_SUFFIXES = (".csv", ".tsv")
 _CSV_EXPECTED = "question, reference, answer (ragas, deepeval or rag-eval names)"
 
 
-def _json_type(value: object) -> str:
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    if isinstance(value, bool | int | float):
-        return "a number or boolean"
-    return "an object"
-
-
 def _object_records(name: str, items: list, where: str) -> list[DatasetRecord]:
     records = []
     for index, item in enumerate(items, start=1):
         location = f"{where}item {index}"
         if not isinstance(item, dict):
             raise InputError(
-                f"{name} {location} is {_json_type(item)}, not a record. Make every item an "
+                f"{name} {location} is {json_type(item)}, not a record. Make every item an "
                 "object with question, reference and answer fields"
             )
         records.append(DatasetRecord(location, item))
@@ -65,7 +58,7 @@ def _document_records(name: str, value: object) -> list[DatasetRecord]:
     if isinstance(value, list):
         return _object_records(name, value, "")
     if not isinstance(value, dict):
-        raise unknown_dataset_shape(name, f"the top level is {_json_type(value)}")
+        raise unknown_dataset_shape(name, f"the top level is {json_type(value)}")
     found = container_list(value)
     if found is not None:
         path, items = found
@@ -96,7 +89,7 @@ def _line_records(name: str, text: str, constants: list[str]) -> list[DatasetRec
             ) from exc
         if not isinstance(value, dict):
             raise InputError(
-                f"{name} line {line_number} is {_json_type(value)}, not a record. Write one "
+                f"{name} line {line_number} is {json_type(value)}, not a record. Write one "
                 "object with question, reference and answer fields per line"
             )
         records.append(DatasetRecord(f"line {line_number}", value))
