@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from rag_evaluator import console
+from rag_evaluator.commands.run_console import RunConsole
 from rag_evaluator.core.cost import dollar_range
 from rag_evaluator.core.gates import describe_failures, parse_thresholds
 from rag_evaluator.core.group_summary import group_table
@@ -63,46 +64,16 @@ error (nothing lost: resume), 130 interrupted.
 Default model: {DEFAULT_MODEL_ALIAS}."""
 
 
-class ConsoleInteraction:
-    """The pipeline's questions and reports, on the terminal."""
+class ConsoleInteraction(RunConsole):
+    """The evaluate pipeline's questions and reports, on the terminal."""
 
-    def __init__(self, assume_yes: bool) -> None:
-        self.assume_yes = assume_yes
-        self.progress = console.RunProgress()
-
-    def can_confirm(self) -> bool:
-        return self.assume_yes or console.stdin_is_terminal()
-
-    def confirm(self, question: str, *, default: bool) -> bool:
-        if not self.can_confirm():
-            raise UsageError(
-                f"There is no terminal to answer {question!r}. Run with --yes (-y) to answer "
-                "yes in scripts and CI"
-            )
-        return console.confirm(question, assume_yes=self.assume_yes, default=default)
-
-    def info(self, message: str) -> None:
-        console.info(message)
-
-    def question_started(self, position: int, total: int, question_number: int) -> None:
-        self.progress.question_started(position, total, question_number)
-
-    def question_finished(self, update: ProgressUpdate) -> None:
+    def progress_details(self, update: ProgressUpdate) -> str:
         rates = " ".join(
             f"{metric[0].upper()} {ones * 100 // scored}%"
             for metric, (ones, scored) in update.tallies.items()
             if scored
         )
-        details = f"calls {update.calls} · ${update.cost_usd:.4f}" + (
-            f" · {rates}" if rates else ""
-        )
-        self.progress.question_finished(update.finished, update.total, details)
-
-    def work_progress(self, label: str, done: int, total: int) -> None:
-        self.progress.work(label, done, total)
-
-    def finished(self) -> None:
-        self.progress.stop()
+        return super().progress_details(update) + (f" · {rates}" if rates else "")
 
     def show_plan(self, plan: RunPlan) -> None:
         console.info("Input files:")

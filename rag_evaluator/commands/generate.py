@@ -8,12 +8,12 @@ from typing import Annotated
 import typer
 
 from rag_evaluator import console
+from rag_evaluator.commands.run_console import RunConsole
 from rag_evaluator.core.cost import dollar_range
 from rag_evaluator.core.generation.documents import DEFAULT_CHUNK_CHARACTERS
 from rag_evaluator.core.generation.sampling import DEFAULT_TYPES, QUESTION_TYPES
 from rag_evaluator.core.models import DEFAULT_MODEL_ALIAS
 from rag_evaluator.core.selection import format_numbers
-from rag_evaluator.errors import UsageError
 from rag_evaluator.logs import configure_logging
 from rag_evaluator.pipeline.generate import (
     PAIRING_AUTO,
@@ -21,7 +21,6 @@ from rag_evaluator.pipeline.generate import (
     GenerateRequest,
     run_generation,
 )
-from rag_evaluator.pipeline.judging import ProgressUpdate
 from rag_evaluator.settings import load_settings
 
 _DEFAULT_REQUEST = GenerateRequest(Path(), Path())
@@ -52,39 +51,11 @@ Exit codes: 0 all --count questions written, 1 fewer written (see the
 summary), 2 usage, input or API error, 130 interrupted."""
 
 
-class GenerateConsoleInteraction:
-    """The pipeline's questions and reports, on the terminal."""
+class GenerateConsoleInteraction(RunConsole):
+    """The generate pipeline's questions and reports, on the terminal."""
 
     def __init__(self, assume_yes: bool) -> None:
-        self.assume_yes = assume_yes
-        self.progress = console.RunProgress(label="Generating")
-
-    def can_confirm(self) -> bool:
-        return self.assume_yes or console.stdin_is_terminal()
-
-    def confirm(self, question: str, *, default: bool) -> bool:
-        if not self.can_confirm():
-            raise UsageError(
-                f"There is no terminal to answer {question!r}. Run with --yes (-y) to answer "
-                "yes in scripts and CI"
-            )
-        return console.confirm(question, assume_yes=self.assume_yes, default=default)
-
-    def info(self, message: str) -> None:
-        console.info(message)
-
-    def question_started(self, position: int, total: int, question_number: int) -> None:
-        self.progress.question_started(position, total, question_number)
-
-    def question_finished(self, update: ProgressUpdate) -> None:
-        details = f"calls {update.calls} · ${update.cost_usd:.4f}"
-        self.progress.question_finished(update.finished, update.total, details)
-
-    def work_progress(self, label: str, done: int, total: int) -> None:
-        self.progress.work(label, done, total)
-
-    def finished(self) -> None:
-        self.progress.stop()
+        super().__init__(assume_yes, label="Generating")
 
     def show_plan(self, plan: GeneratePlan) -> None:
         skipped = f", {len(plan.skipped_files)} file(s) passed over" if plan.skipped_files else ""

@@ -18,7 +18,7 @@ from rag_evaluator.core.statistics import (
 
 if TYPE_CHECKING:
     from rag_evaluator.core.result_rows import ResultRow
-    from rag_evaluator.core.tasks.base import JudgedFamily
+    from rag_evaluator.core.tasks.base import FamilyResult, JudgedFamily
 
 SUMMARY_PREFIX = "#SUMMARY: "
 # The summary row naming the results table's metadata columns (carried from questions.csv
@@ -119,27 +119,43 @@ def build_summary(
             SummaryLine("Prompt", facts.prompt_origin or ""),
             SummaryLine("Judge Calls", str(facts.calls)),
             SummaryLine("Cached Questions", str(facts.cached_questions)),
-            SummaryLine("Tokens In", str(facts.usage.input_tokens)),
-            SummaryLine("Tokens Out", str(facts.usage.output_tokens)),
         ]
-        if facts.usage.cache_creation_input_tokens or facts.usage.cache_read_input_tokens:
-            lines.append(
-                SummaryLine(
-                    "Cache Tokens",
-                    f"written {facts.usage.cache_creation_input_tokens}, "
-                    f"read {facts.usage.cache_read_input_tokens}",
-                )
-            )
-        if facts.batch:
-            lines.append(SummaryLine("Batch", "yes (Message Batches API, 50% of the price)"))
-        if facts.estimate is not None:
-            lines.append(SummaryLine("Estimated Cost", facts.estimate))
-        if facts.cost_usd is not None:
-            lines.append(SummaryLine("Cost", f"${facts.cost_usd:.4f}"))
+        lines += spending_lines(facts.usage, facts.batch, facts.estimate, facts.cost_usd)
     lines += metric_lines(rows, facts.metric_columns)
     if facts.metadata_columns:
         lines.append(SummaryLine(METADATA_COLUMNS, METADATA_SEPARATOR.join(facts.metadata_columns)))
     return lines
+
+
+def spending_lines(
+    usage: TokenUsage, batch: bool, estimate: str | None, cost_usd: float | None
+) -> list[SummaryLine]:
+    """Tokens, cache tokens (when any), batch, estimate and cost: the tail of every summary of
+    a run that calls the model (evaluate's and generate's)."""
+    lines = [
+        SummaryLine("Tokens In", str(usage.input_tokens)),
+        SummaryLine("Tokens Out", str(usage.output_tokens)),
+    ]
+    if usage.cache_creation_input_tokens or usage.cache_read_input_tokens:
+        lines.append(
+            SummaryLine(
+                "Cache Tokens",
+                f"written {usage.cache_creation_input_tokens}, "
+                f"read {usage.cache_read_input_tokens}",
+            )
+        )
+    if batch:
+        lines.append(SummaryLine("Batch", "yes (Message Batches API, 50% of the price)"))
+    if estimate is not None:
+        lines.append(SummaryLine("Estimated Cost", estimate))
+    if cost_usd is not None:
+        lines.append(SummaryLine("Cost", f"${cost_usd:.4f}"))
+    return lines
+
+
+def unscored_line(label: str, results: Sequence[FamilyResult]) -> SummaryLine:
+    """``<Family> Unscored: n``, the questions a model-judged family could not score."""
+    return SummaryLine(label, str(sum(1 for result in results if not result.scored)))
 
 
 def metric_lines(rows: Sequence[ResultRow], metric_columns: Sequence[str]) -> list[SummaryLine]:

@@ -53,6 +53,7 @@ from rag_evaluator.pipeline.judged_families import (
 )
 from rag_evaluator.pipeline.judging import (
     EvaluationInterrupted,
+    JudgingInteraction,
     JudgingOptions,
     JudgingPlan,
     ProgressUpdate,
@@ -107,20 +108,10 @@ __all__ = [
 ]
 
 
-class RunInteraction(Protocol):
+class RunInteraction(JudgingInteraction, Protocol):
     """How the pipeline talks to the user; the command implements it with ``console``."""
 
-    def can_confirm(self) -> bool: ...
-
-    def confirm(self, question: str, *, default: bool) -> bool: ...
-
-    def info(self, message: str) -> None: ...
-
     def show_plan(self, plan: RunPlan) -> None: ...
-
-    def question_started(self, position: int, total: int, question_number: int) -> None: ...
-
-    def question_finished(self, update: ProgressUpdate) -> None: ...
 
     def work_progress(self, label: str, done: int, total: int) -> None: ...
 
@@ -390,6 +381,24 @@ def run_evaluation(
     return _judged_run(request, settings, interaction, base_plan, setup, items, started_at)
 
 
+def _offline_scores(
+    request: EvaluateRequest,
+    plan: RunPlan,
+    selected: Sequence[EvaluationItem],
+    interaction: RunInteraction,
+) -> tuple[list[str], dict[int, dict[str, float | str | None]]]:
+    """The offline families' columns and each question's values (none without families)."""
+    return compute_offline(
+        plan.families,
+        selected,
+        request.metric_options,
+        interaction.info,
+        answers_file=request.input_paths[2],
+        ground_truth_file=request.input_paths[1],
+        on_progress=interaction.work_progress,
+    )
+
+
 def _offline_run(
     request: EvaluateRequest,
     interaction: RunInteraction,
@@ -401,15 +410,7 @@ def _offline_run(
     selected = list(items) if request.limit is None else list(items)[: request.limit]
     interaction.show_plan(plan)
     prepare_output_directory(request.output_dir)
-    metric_columns, metric_scores = compute_offline(
-        plan.families,
-        selected,
-        request.metric_options,
-        interaction.info,
-        answers_file=request.input_paths[2],
-        ground_truth_file=request.input_paths[1],
-        on_progress=interaction.work_progress,
-    )
+    metric_columns, metric_scores = _offline_scores(request, plan, selected, interaction)
     interaction.finished()
     rows = [
         ResultRow(item, None, metric_scores.get(item.question_number, NO_METRIC_SCORES))
@@ -583,15 +584,7 @@ def _judged_run(
         if plan.sends_calls and setup.llm.question_embeddings is not None:
             # Loaded now, so a model that cannot load stops the run before the first call.
             setup.llm.question_embeddings.load()
-        metric_columns, metric_scores = compute_offline(
-            base_plan.families,
-            selected,
-            request.metric_options,
-            interaction.info,
-            answers_file=request.input_paths[2],
-            ground_truth_file=request.input_paths[1],
-            on_progress=interaction.work_progress,
-        )
+        metric_columns, metric_scores = _offline_scores(request, base_plan, selected, interaction)
         run_batches = None
         if request.batch:
             from rag_evaluator.pipeline.batches import BatchRunner

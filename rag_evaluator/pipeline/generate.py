@@ -82,10 +82,10 @@ from rag_evaluator.errors import (
     UsageError,
 )
 from rag_evaluator.pipeline.judging import (
+    JudgingInteraction,
     JudgingOptions,
     JudgingPlan,
     PreparedCheckpoint,
-    ProgressUpdate,
     draw_seed,
     judge_pending,
     plan_judging,
@@ -130,20 +130,10 @@ PAIRINGS = (PAIRING_AUTO, PAIRING_KEYWORDS, PAIRING_EMBEDDINGS)
 PROMPT_ORIGIN = "built-in generator prompt"
 
 
-class GenerateInteraction(Protocol):
+class GenerateInteraction(JudgingInteraction, Protocol):
     """How the pipeline talks to the user; the command implements it with ``console``."""
 
-    def can_confirm(self) -> bool: ...
-
-    def confirm(self, question: str, *, default: bool) -> bool: ...
-
-    def info(self, message: str) -> None: ...
-
     def show_plan(self, plan: GeneratePlan) -> None: ...
-
-    def question_started(self, position: int, total: int, question_number: int) -> None: ...
-
-    def question_finished(self, update: ProgressUpdate) -> None: ...
 
     def work_progress(self, label: str, done: int, total: int) -> None: ...
 

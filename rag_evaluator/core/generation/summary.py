@@ -10,7 +10,7 @@ from rag_evaluator.core.generation.filters import FILTER_LABELS, FILTERS
 from rag_evaluator.core.generation.sampling import QUESTION_TYPES
 from rag_evaluator.core.generation.selection import SlotOutcome, rejection_counts
 from rag_evaluator.core.records import TokenUsage
-from rag_evaluator.core.summary import SummaryLine
+from rag_evaluator.core.summary import SummaryLine, spending_lines
 
 
 @dataclass(frozen=True)
@@ -67,20 +67,6 @@ def generation_summary(
         SummaryLine("Seed", str(facts.seed)),
         SummaryLine("Calls", str(facts.calls)),
         SummaryLine("Cached Questions", str(facts.cached_questions)),
-        SummaryLine("Tokens In", str(facts.usage.input_tokens)),
-        SummaryLine("Tokens Out", str(facts.usage.output_tokens)),
     ]
-    if facts.usage.cache_creation_input_tokens or facts.usage.cache_read_input_tokens:
-        lines.append(
-            SummaryLine(
-                "Cache Tokens",
-                f"written {facts.usage.cache_creation_input_tokens}, "
-                f"read {facts.usage.cache_read_input_tokens}",
-            )
-        )
-    if facts.batch:
-        lines.append(SummaryLine("Batch", "yes (Message Batches API, 50% of the price)"))
-    if facts.estimate is not None:
-        lines.append(SummaryLine("Estimated Cost", facts.estimate))
-    lines.append(SummaryLine("Cost", f"${facts.cost_usd:.4f}"))
+    lines += spending_lines(facts.usage, facts.batch, facts.estimate, facts.cost_usd)
     return lines

@@ -16,7 +16,7 @@ from rag_evaluator.core.answer_grading_calls import CORRECT, DONT_KNOW, WRONG, C
 from rag_evaluator.core.metrics.lexical import dont_know
 from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.requests import ModelRequest
-from rag_evaluator.core.summary import SummaryLine, format_fraction
+from rag_evaluator.core.summary import SummaryLine, format_fraction, unscored_line
 from rag_evaluator.core.tasks import result_json
 from rag_evaluator.core.tasks.base import CellValue, FamilyResult
 from rag_evaluator.core.tasks.single_call import SingleCallFamily
@@ -104,9 +104,7 @@ class ClassifyFamily(SingleCallFamily[ClassifyResult]):
         return [
             SummaryLine("Answer Classes", f"{counts} ({without_call} without a call)"),
             SummaryLine(ANSWER_CORRECT, format_fraction(labels.count(CORRECT), len(labels))),
-            SummaryLine(
-                "Classify Unscored", str(sum(1 for result in results if not result.scored))
-            ),
+            unscored_line("Classify Unscored", results),
         ]
 
     # -- checkpoint JSON ----------------------------------------------------------------------

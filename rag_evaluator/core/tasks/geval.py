@@ -11,7 +11,7 @@ from rag_evaluator.core import answer_grading_calls, judged_scores
 from rag_evaluator.core.answer_grading_calls import GevalVerdict
 from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.requests import ModelRequest
-from rag_evaluator.core.summary import SummaryLine, format_mean
+from rag_evaluator.core.summary import SummaryLine, format_mean, unscored_line
 from rag_evaluator.core.tasks import result_json
 from rag_evaluator.core.tasks.base import CellValue, FamilyResult
 from rag_evaluator.core.tasks.single_call import SingleCallFamily
@@ -153,9 +153,7 @@ class GevalFamily(SingleCallFamily[GevalResult]):
                 " / ".join(f"{grade} {grades.count(grade)}" for grade in judged_scores.GRADES),
             )
         )
-        lines.append(
-            SummaryLine("G-Eval Unscored", str(sum(1 for result in results if not result.scored)))
-        )
+        lines.append(unscored_line("G-Eval Unscored", results))
         return lines
 
     # -- checkpoint JSON ----------------------------------------------------------------------

@@ -11,7 +11,7 @@ from rag_evaluator.core import answer_grading_calls
 from rag_evaluator.core.answer_grading_calls import MatchVerdict
 from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.requests import ModelRequest
-from rag_evaluator.core.summary import SummaryLine, format_fraction
+from rag_evaluator.core.summary import SummaryLine, format_fraction, unscored_line
 from rag_evaluator.core.tasks import result_json
 from rag_evaluator.core.tasks.base import CellValue, FamilyResult
 from rag_evaluator.core.tasks.single_call import SingleCallFamily
@@ -73,7 +73,7 @@ class MatchFamily(SingleCallFamily[MatchResult]):
         verdicts = [result.is_matching for result in results if result.is_matching is not None]
         return [
             SummaryLine(IS_MATCHING, format_fraction(sum(verdicts), len(verdicts))),
-            SummaryLine("Match Unscored", str(sum(1 for result in results if not result.scored))),
+            unscored_line("Match Unscored", results),
         ]
 
     # -- checkpoint JSON ----------------------------------------------------------------------

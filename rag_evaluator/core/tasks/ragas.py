@@ -26,7 +26,7 @@ from typing import Any
 from rag_evaluator.core import judged_scores, ragas_calls
 from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.requests import CallOutcome, ModelRequest
-from rag_evaluator.core.summary import SummaryLine, format_mean
+from rag_evaluator.core.summary import SummaryLine, format_mean, unscored_line
 from rag_evaluator.core.tasks import call_failures, result_json
 from rag_evaluator.core.tasks.base import (
     CallEstimate,
@@ -500,9 +500,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
                 )
                 parts.append(f"{method} {methods.count(method)}{model}")
         lines.append(SummaryLine("RAGAS Relevance Method", " / ".join(parts) or "none"))
-        lines.append(
-            SummaryLine("RAGAS Unscored", str(sum(1 for result in results if not result.scored)))
-        )
+        lines.append(unscored_line("RAGAS Unscored", results))
         return lines
 
     # -- checkpoint JSON ----------------------------------------------------------------------

@@ -18,7 +18,7 @@ from rag_evaluator.core.rubrics import (
     Rubric,
     criteria_columns,
 )
-from rag_evaluator.core.summary import SummaryLine, format_fraction, format_mean
+from rag_evaluator.core.summary import SummaryLine, format_fraction, format_mean, unscored_line
 from rag_evaluator.core.tasks import result_json
 from rag_evaluator.core.tasks.base import CellValue, FamilyResult
 from rag_evaluator.core.tasks.single_call import SingleCallFamily
@@ -140,9 +140,7 @@ class RubricFamily(SingleCallFamily[RubricResult]):
                 if (value := self.metric_values(result)[criterion.column]) is not None
             ]
             lines.append(SummaryLine(criterion.column, _summary_value(criterion, values)))
-        lines.append(
-            SummaryLine("Rubric Unscored", str(sum(1 for result in results if not result.scored)))
-        )
+        lines.append(unscored_line("Rubric Unscored", results))
         return lines
 
     # -- checkpoint JSON ----------------------------------------------------------------------
