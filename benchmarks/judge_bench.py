@@ -330,7 +330,8 @@ def resume_start_up(base: Path) -> None:
 
     def resume_rewriting() -> None:
         # Before issue 15 every resume rewrote and fsynced the whole file; now only a resume
-        # that must drop a torn last line (or upgrade an old format) does.
+        # that must upgrade format 1 does (a torn last line is cut off in place). The rewrite
+        # now reads each record back from the file, so this costs more than it did then.
         loaded = load_checkpoint(path, families)
         assert loaded is not None
         rewrite_checkpoint(loaded, families)

@@ -17,7 +17,6 @@ from typing import Any
 
 from rag_evaluator.core.fields import column_key
 from rag_evaluator.core.metrics.registry import TEXT_COLUMNS
-from rag_evaluator.core.result_rows import ResultRow
 from rag_evaluator.core.tasks.base import JudgedFamily
 from rag_evaluator.errors import UsageError
 
@@ -109,38 +108,6 @@ def computed_metrics(
     (not the text ones, such as Quality Failures)."""
     offline = [name for name in metric_columns if name not in TEXT_COLUMNS]
     return [*(name for family in families for name in family.metric_columns), *offline]
-
-
-def observed_values(
-    rows: Sequence[ResultRow],
-    families: Sequence[JudgedFamily[Any]],
-    metric_columns: Sequence[str],
-) -> dict[str, float | None]:
-    """Each metric's rate or mean over the questions that have a value for it (judged
-    metrics over scored questions, offline ones over the questions that had their inputs);
-    ``None`` when nothing was scored."""
-    values: dict[str, float | None] = {}
-    for family in families:
-        found: dict[str, list[float]] = {name: [] for name in family.metric_columns}
-        for row in rows:
-            result = row.family_result(family.name)
-            if result is None:
-                continue
-            for name, value in family.metric_values(result).items():
-                if value is not None:
-                    found.setdefault(name, []).append(float(value))
-        for name, numbers in found.items():
-            values[name] = sum(numbers) / len(numbers) if numbers else None
-    for column in metric_columns:
-        if column in TEXT_COLUMNS:
-            continue
-        numbers = [
-            float(value)
-            for row in rows
-            if isinstance(value := row.metric_scores.get(column), int | float)
-        ]
-        values[column] = sum(numbers) / len(numbers) if numbers else None
-    return values
 
 
 def failed_thresholds(

@@ -10,12 +10,12 @@ their values (case-insensitive). A group with no scored row gives ``0/0 (n/a)`` 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rag_evaluator.core.fields import column_key
-from rag_evaluator.core.summary import SummaryLine, metric_lines
+from rag_evaluator.core.summary import RowTally, SummaryLine
 from rag_evaluator.errors import UsageError
 
 if TYPE_CHECKING:
@@ -68,33 +68,54 @@ def group_value(row: ResultRow, column: str) -> str:
     return value or BLANK_GROUP
 
 
-def _ordered_groups(rows: Sequence[ResultRow], column: str) -> list[tuple[str, list[ResultRow]]]:
-    groups: dict[str, list[ResultRow]] = {}
-    for row in sorted(rows, key=lambda row: row.item.question_number):
-        groups.setdefault(group_value(row, column), []).append(row)
-    named = sorted((value for value in groups if value != BLANK_GROUP), key=str.casefold)
-    ordered = [*named, *([BLANK_GROUP] if BLANK_GROUP in groups else [])]
-    return [(value, groups[value]) for value in ordered]
+class GroupTally:
+    """The summaries of the groups of ``column`` built one row at a time (see ``RowTally``)."""
+
+    def __init__(
+        self,
+        column: str,
+        families: Sequence[JudgedFamily[Any]] = (),
+        metric_columns: Sequence[str] = (),
+    ) -> None:
+        self.column = column
+        self.families = families
+        self.metric_columns = metric_columns
+        self.groups: dict[str, RowTally] = {}
+
+    def add(self, row: ResultRow) -> None:
+        value = group_value(row, self.column)
+        tally = self.groups.get(value)
+        if tally is None:
+            tally = self.groups[value] = RowTally(self.families, self.metric_columns)
+        tally.add(row)
+
+    def summaries(self) -> list[GroupSummary]:
+        """One summary per value met, named values first (case-insensitive), then blank."""
+        named = sorted((value for value in self.groups if value != BLANK_GROUP), key=str.casefold)
+        ordered = [*named, *([BLANK_GROUP] if BLANK_GROUP in self.groups else [])]
+        summaries = []
+        for value in ordered:
+            tally = self.groups[value]
+            lines = [
+                SummaryLine(TOTAL_QUESTIONS, str(tally.question_count)),
+                *tally.family_lines(),
+                *tally.metric_lines(),
+            ]
+            summaries.append(GroupSummary(self.column, value, tally.question_count, lines))
+        return summaries
 
 
 def group_summaries(
-    rows: Sequence[ResultRow],
+    rows: Iterable[ResultRow],
     column: str,
     families: Sequence[JudgedFamily[Any]] = (),
     metric_columns: Sequence[str] = (),
 ) -> list[GroupSummary]:
-    """One summary per value of ``column`` among ``rows``."""
-    summaries = []
-    for value, members in _ordered_groups(rows, column):
-        lines = [SummaryLine(TOTAL_QUESTIONS, str(len(members)))]
-        for family in families:
-            results = [
-                result for row in members if (result := row.family_result(family.name)) is not None
-            ]
-            lines += family.summary(results)
-        lines += metric_lines(members, metric_columns)
-        summaries.append(GroupSummary(column, value, len(members), lines))
-    return summaries
+    """One summary per value of ``column`` among ``rows`` (taken in question-number order)."""
+    tally = GroupTally(column, families, metric_columns)
+    for row in sorted(rows, key=lambda row: row.item.question_number):
+        tally.add(row)
+    return tally.summaries()
 
 
 def headline(value: str) -> str | None:

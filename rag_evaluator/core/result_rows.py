@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -30,3 +30,30 @@ class ResultRow:
 
     def family_result(self, family: str) -> FamilyResult | None:
         return None if self.record is None else self.record.result(family)
+
+
+class ResultRows:
+    """The rows of a results table in question-number order, each built when it is read.
+
+    ``records`` may read each record back from disk (a run's checkpoint), so the table is
+    read twice (to summarise it, then to write it) without ever being held whole.
+    """
+
+    def __init__(
+        self,
+        items: Sequence[EvaluationItem],
+        records: Mapping[int, QuestionRecord] | None,
+        metric_scores: Mapping[int, Mapping[str, float | str | None]],
+    ) -> None:
+        self.items = sorted(items, key=lambda item: item.question_number)
+        self.records = records
+        self.metric_scores = metric_scores
+
+    def __iter__(self) -> Iterator[ResultRow]:
+        for item in self.items:
+            number = item.question_number
+            record = None if self.records is None else self.records.get(number)
+            yield ResultRow(item, record, self.metric_scores.get(number, NO_METRIC_SCORES))
+
+    def __len__(self) -> int:
+        return len(self.items)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ from rag_evaluator.core.statistics import (
 
 if TYPE_CHECKING:
     from rag_evaluator.core.result_rows import ResultRow
-    from rag_evaluator.core.tasks.base import FamilyResult, JudgedFamily
+    from rag_evaluator.core.tasks.base import JudgedFamily
 
 SUMMARY_PREFIX = "#SUMMARY: "
 # The summary row naming the results table's metadata columns (carried from questions.csv
@@ -101,17 +102,112 @@ def format_mean(values: Sequence[float]) -> str:
     return mean + _interval_text(bootstrap_mean_interval(values), "")
 
 
-def build_summary(
-    rows: Sequence[ResultRow], facts: RunFacts, families: Sequence[JudgedFamily[Any]] = ()
-) -> list[SummaryLine]:
+class RowTally:
+    """A results table's summary built one row at a time, so that a run can stream its rows
+    from the checkpoint instead of holding them (a million-question run would not fit).
+
+    Keeps, besides each family's tally, what the summary says about the judged records
+    (tokens, calls, cost, cached and unscored questions), each offline metric's values, and
+    each metric's running sum for ``--fail-under``.
+    """
+
+    def __init__(
+        self, families: Sequence[JudgedFamily[Any]], metric_columns: Sequence[str]
+    ) -> None:
+        self.families = tuple(families)
+        self.family_tallies = [family.tally() for family in self.families]
+        self.metric_values = {
+            column: MetricValues() for column in metric_columns if column not in TEXT_COLUMNS
+        }
+        # metric -> [sum, count] of the judged families' values, for the gates.
+        self.judged_sums: dict[str, list[float]] = {
+            name: [0.0, 0] for family in self.families for name in family.metric_columns
+        }
+        self.question_count = 0
+        self.usage = TokenUsage()
+        self.calls = 0
+        self.cost_usd = 0.0
+        self.cached_questions = 0
+        self.unscored_questions = 0
+
+    def add(self, row: ResultRow) -> None:
+        """Count one row of the table."""
+        self.question_count += 1
+        record = row.record
+        if record is not None:
+            for family, tally in zip(self.families, self.family_tallies, strict=True):
+                result = record.result(family.name)
+                if result is None:
+                    continue
+                tally.add(result)
+                for name, value in family.metric_values(result).items():
+                    if value is not None:
+                        sums = self.judged_sums.setdefault(name, [0.0, 0])
+                        sums[0] += float(value)
+                        sums[1] += 1
+            results = record.results.values()
+            for result in results:
+                self.usage = self.usage + result.usage
+                self.calls += result.calls
+                self.cost_usd += result.cost_usd
+            self.cached_questions += bool(results) and all(result.cached for result in results)
+            self.unscored_questions += not record.scored
+        for column, values in self.metric_values.items():
+            value = row.metric_scores.get(column)
+            if isinstance(value, int | float):
+                values.add(float(value))
+
+    def family_lines(self) -> list[SummaryLine]:
+        """Every judged family's summary lines, in family order."""
+        return [line for tally in self.family_tallies for line in tally.lines()]
+
+    def metric_lines(self) -> list[SummaryLine]:
+        """One line per offline metric column: a pass rate for a 0/1 check, else a mean; text
+        columns (``Quality Failures``) have none."""
+        lines = []
+        for column, collected in self.metric_values.items():
+            values = collected.values
+            if column in RATE_COLUMNS:
+                # A 0/1 check: its pass rate over the questions it applies to.
+                passed = sum(1 for value in values if value == 1.0)
+                lines.append(SummaryLine(column, format_fraction(passed, len(values))))
+            else:
+                lines.append(SummaryLine(column, collected.mean_text()))
+        return lines
+
+    def observed_values(self) -> dict[str, float | None]:
+        """Each metric's rate or mean over the questions that have a value for it (judged
+        metrics over scored questions, offline ones over the questions that had their
+        inputs); ``None`` when nothing was scored."""
+        observed: dict[str, float | None] = {
+            name: total / count if count else None
+            for name, (total, count) in self.judged_sums.items()
+        }
+        for column, collected in self.metric_values.items():
+            values = collected.values
+            observed[column] = sum(values) / len(values) if values else None
+        return observed
+
+
+def tally_rows(
+    rows: Iterable[ResultRow],
+    families: Sequence[JudgedFamily[Any]] = (),
+    metric_columns: Sequence[str] = (),
+) -> RowTally:
+    """A ``RowTally`` of ``rows``, in the order given."""
+    tally = RowTally(families, metric_columns)
+    for row in rows:
+        tally.add(row)
+    return tally
+
+
+def summary_lines(tally: RowTally, facts: RunFacts) -> list[SummaryLine]:
     """Summary lines in file order. Judged families' fractions count scored questions only."""
-    lines = [SummaryLine("Total Questions", str(len(rows)))]
+    lines = [SummaryLine("Total Questions", str(tally.question_count))]
     if facts.coverage is not None:
         answered, total = facts.coverage
         lines.append(SummaryLine("Coverage", f"{answered}/{total} questions answered"))
-    for family in families:
-        results = [result for row in rows if (result := row.family_result(family.name)) is not None]
-        lines += family.summary(results)
+    lines += tally.family_lines()
     if facts.judged:
         lines += [
             SummaryLine("Model", facts.model_id or ""),
@@ -121,10 +217,17 @@ def build_summary(
             SummaryLine("Cached Questions", str(facts.cached_questions)),
         ]
         lines += spending_lines(facts.usage, facts.batch, facts.estimate, facts.cost_usd)
-    lines += metric_lines(rows, facts.metric_columns)
+    lines += tally.metric_lines()
     if facts.metadata_columns:
         lines.append(SummaryLine(METADATA_COLUMNS, METADATA_SEPARATOR.join(facts.metadata_columns)))
     return lines
+
+
+def build_summary(
+    rows: Iterable[ResultRow], facts: RunFacts, families: Sequence[JudgedFamily[Any]] = ()
+) -> list[SummaryLine]:
+    """Summary lines in file order (see ``summary_lines``) of rows held in memory."""
+    return summary_lines(tally_rows(rows, families, facts.metric_columns), facts)
 
 
 def spending_lines(
@@ -153,30 +256,28 @@ def spending_lines(
     return lines
 
 
-def unscored_line(label: str, results: Sequence[FamilyResult]) -> SummaryLine:
+def unscored_line(label: str, unscored: int) -> SummaryLine:
     """``<Family> Unscored: n``, the questions a model-judged family could not score."""
-    return SummaryLine(label, str(sum(1 for result in results if not result.scored)))
+    return SummaryLine(label, str(unscored))
 
 
-def metric_lines(rows: Sequence[ResultRow], metric_columns: Sequence[str]) -> list[SummaryLine]:
-    """One line per offline metric column: a pass rate for a 0/1 check, else a mean; text
-    columns (``Quality Failures``) have none."""
-    lines = []
-    for column in metric_columns:
-        if column in TEXT_COLUMNS:
-            continue
-        values = [
-            float(value)
-            for row in rows
-            if isinstance(value := row.metric_scores.get(column), int | float)
-        ]
-        if column in RATE_COLUMNS:
-            # A 0/1 check: its pass rate over the questions it applies to.
-            passed = sum(1 for value in values if value == 1.0)
-            lines.append(SummaryLine(column, format_fraction(passed, len(values))))
-        else:
-            lines.append(SummaryLine(column, format_mean(values)))
-    return lines
+class MetricValues:
+    """One metric's values in the order they were added, 8 bytes each: what a mean and its
+    bootstrap interval need, without holding the results they came from."""
+
+    __slots__ = ("values",)
+
+    def __init__(self) -> None:
+        self.values: array[float] = array("d")
+
+    def add(self, value: float | None) -> None:
+        """Keep ``value``; ``None`` (no value for this question) is left out."""
+        if value is not None:
+            self.values.append(float(value))
+
+    def mean_text(self) -> str:
+        """``mean 0.6291 (n=20) [95% CI 0.55–0.70]``: see ``format_mean``."""
+        return format_mean(self.values)
 
 
 def metadata_columns(summary: Sequence[tuple[str, str]]) -> tuple[str, ...]:

@@ -22,25 +22,20 @@ from rag_evaluator.core.gates import (
     ThresholdFailure,
     computed_metrics,
     failed_thresholds,
-    observed_values,
     resolve_thresholds,
 )
-from rag_evaluator.core.group_summary import (
-    GroupSummary,
-    group_summaries,
-    resolve_group_column,
-)
+from rag_evaluator.core.group_summary import GroupSummary, GroupTally, resolve_group_column
 from rag_evaluator.core.models import ModelInfo, resolve_model
-from rag_evaluator.core.records import EvaluationItem, TokenUsage
-from rag_evaluator.core.result_rows import NO_METRIC_SCORES, ResultRow
+from rag_evaluator.core.records import EvaluationItem
+from rag_evaluator.core.result_rows import ResultRows
 from rag_evaluator.core.selection import (
     Selection,
     exclusion_warnings,
     format_numbers,
     select_items,
 )
-from rag_evaluator.core.summary import RunFacts, SummaryLine, build_summary
-from rag_evaluator.core.tasks.base import JudgedFamily, QuestionRecord
+from rag_evaluator.core.summary import RowTally, RunFacts, SummaryLine, summary_lines
+from rag_evaluator.core.tasks.base import JudgedFamily
 from rag_evaluator.core.tasks.judge import JudgeFamily
 from rag_evaluator.core.voting import DEFAULT_HEDGE_PHRASES
 from rag_evaluator.errors import ConfigError, UsageError
@@ -80,6 +75,7 @@ from rag_evaluator.storage.checkpoint import (
 )
 from rag_evaluator.storage.inputs import load_dataset, load_input_files
 from rag_evaluator.storage.prompt_file import SystemPrompt, load_system_prompt
+from rag_evaluator.storage.record_store import StoredRecords
 from rag_evaluator.storage.response_cache import ResponseCache, default_cache_directory
 from rag_evaluator.storage.results import (
     prepare_output_directory,
@@ -412,10 +408,7 @@ def _offline_run(
     prepare_output_directory(request.output_dir)
     metric_columns, metric_scores = _offline_scores(request, plan, selected, interaction)
     interaction.finished()
-    rows = [
-        ResultRow(item, None, metric_scores.get(item.question_number, NO_METRIC_SCORES))
-        for item in selected
-    ]
+    rows = ResultRows(selected, None, metric_scores)
     carried = _carried_columns(plan, (), metric_columns)
     facts = RunFacts(
         judged=False,
@@ -423,8 +416,9 @@ def _offline_run(
         metric_columns=metric_columns,
         metadata_columns=carried,
     )
-    summary = build_summary(rows, facts)
-    groups = group_summaries(rows, plan.group_by, (), metric_columns) if plan.group_by else []
+    tally, group_tally = _tally_rows(rows, plan.group_by, (), metric_columns)
+    summary = summary_lines(tally, facts)
+    groups = group_tally.summaries() if group_tally is not None else []
     results_path, json_path = write_results(
         request.output_dir,
         started_at,
@@ -443,11 +437,25 @@ def _offline_run(
         results_path,
         json_path,
         summary,
-        threshold_failures=failed_thresholds(
-            request.fail_under, observed_values(rows, (), metric_columns)
-        ),
+        threshold_failures=failed_thresholds(request.fail_under, tally.observed_values()),
         groups=groups,
     )
+
+
+def _tally_rows(
+    rows: ResultRows,
+    group_by: str | None,
+    families: Sequence[JudgedFamily[Any]],
+    metric_columns: Sequence[str],
+) -> tuple[RowTally, GroupTally | None]:
+    """The summary of the whole table and, with --group-by, of each group: one pass."""
+    tally = RowTally(families, metric_columns)
+    group_tally = GroupTally(group_by, families, metric_columns) if group_by else None
+    for row in rows:
+        tally.add(row)
+        if group_tally is not None:
+            group_tally.add(row)
+    return tally, group_tally
 
 
 def _judged_families(request: EvaluateRequest, setup: _JudgeSetup) -> tuple[JudgedFamily[Any], ...]:
@@ -651,30 +659,16 @@ def _write_outcome(
     setup: _JudgeSetup,
     plan: JudgingPlan,
     selected: Sequence[EvaluationItem],
-    records: dict[int, QuestionRecord],
+    records: StoredRecords,
     metric_columns: list[str],
     metric_scores: dict[int, dict[str, float | str | None]],
     started_at: datetime,
     judged: Sequence[JudgedFamily[Any]],
     cache: ResponseCache,
 ) -> RunOutcome:
-    rows = [
-        ResultRow(
-            item,
-            records.get(item.question_number),
-            metric_scores.get(item.question_number, NO_METRIC_SCORES),
-        )
-        for item in selected
-    ]
-    present = [
-        records[item.question_number] for item in selected if item.question_number in records
-    ]
-    usage = sum((record.usage for record in present), TokenUsage())
-    cached_questions = sum(
-        1
-        for record in present
-        if record.results and all(result.cached for result in record.results.values())
-    )
+    # Read back from the checkpoint twice, to summarise and to write: never held whole.
+    rows = ResultRows(selected, records, metric_scores)
+    tally, group_tally = _tally_rows(rows, base_plan.group_by, judged, metric_columns)
     estimate = plan.estimate
     carried = _carried_columns(base_plan, judged, metric_columns)
     facts = RunFacts(
@@ -682,37 +676,36 @@ def _write_outcome(
         model_id=setup.model.model_id,
         seed=plan.checkpoint.header.seed,
         prompt_origin=setup.system_prompt.origin,
-        usage=usage,
-        calls=sum(record.calls for record in present),
-        cached_questions=cached_questions,
-        cost_usd=sum(record.cost_usd for record in present),
+        usage=tally.usage,
+        calls=tally.calls,
+        cached_questions=tally.cached_questions,
+        cost_usd=tally.cost_usd,
         estimate=dollar_range(estimate.low_usd, estimate.high_usd) if plan.sends_calls else None,
         batch=request.batch,
         coverage=base_plan.coverage,
         metric_columns=metric_columns,
         metadata_columns=carried,
     )
-    summary = build_summary(rows, facts, judged)
-    groups = (
-        group_summaries(rows, base_plan.group_by, judged, metric_columns)
-        if base_plan.group_by
-        else []
-    )
-    results_path, json_path = write_results(
-        request.output_dir,
-        started_at,
-        summary,
-        rows,
-        families=judged,
-        metric_columns=metric_columns,
-        with_json=request.write_json,
-        metadata_columns=carried,
-        groups=groups,
-    )
+    summary = summary_lines(tally, facts)
+    groups = group_tally.summaries() if group_tally is not None else []
+    try:
+        results_path, json_path = write_results(
+            request.output_dir,
+            started_at,
+            summary,
+            rows,
+            families=judged,
+            metric_columns=metric_columns,
+            with_json=request.write_json,
+            metadata_columns=carried,
+            groups=groups,
+        )
+    finally:
+        records.close()
     logger.info("Results written to %s", results_path)
     if plan.remaining_after_limit == 0:
         remove_checkpoint(plan.checkpoint.path)
-    unscored = sum(1 for record in present if not record.scored)
+    unscored = tally.unscored_questions
     logger.info("Response cache: %d hit(s)", cache.hits)
     return RunOutcome(
         declined=False,
@@ -722,9 +715,7 @@ def _write_outcome(
         summary=summary,
         unscored_count=unscored,
         remaining_after_limit=plan.remaining_after_limit,
-        threshold_failures=failed_thresholds(
-            request.fail_under, observed_values(rows, judged, metric_columns)
-        ),
+        threshold_failures=failed_thresholds(request.fail_under, tally.observed_values()),
         groups=groups,
     )
 

@@ -55,8 +55,10 @@ from rag_evaluator.storage.checkpoint import (
     family_result_to_json,
     keep_declined_checkpoint,
     load_checkpoint,
+    stored_records,
 )
 from rag_evaluator.storage.input_files import read_input_bytes
+from rag_evaluator.storage.record_store import StoredRecords
 from rag_evaluator.storage.response_cache import ResponseCache, cache_key
 
 logger = logging.getLogger(__name__)
@@ -133,7 +135,7 @@ class JudgingPlan:
 
     checkpoint: PreparedCheckpoint
     selected: list[int]  # the question numbers of this run, in the seeded order (--limit applied)
-    done: dict[int, QuestionRecord]
+    done: Mapping[int, QuestionRecord]  # finished before: a resumed checkpoint's records
     jobs: list[QuestionJob]
     cached_count: int
     shortcut_count: int
@@ -280,8 +282,10 @@ def plan_judging(
     by_number = {item.question_number: item for item in items}
     order = checkpoint.header.order
     selected = order if options.limit is None else order[: options.limit]
-    done = dict(checkpoint.resume_from.results) if checkpoint.resume_from else {}
-    done = {number: record for number, record in done.items() if number in by_number}
+    done: Mapping[int, QuestionRecord] = {}
+    if checkpoint.resume_from is not None:
+        checkpoint.resume_from.results.keep_only(by_number)
+        done = checkpoint.resume_from.results
     jobs: list[QuestionJob] = []
     # One running sum per family: a list per question would hold a million estimates.
     totals: dict[str, CallEstimate] = {}
@@ -420,6 +424,7 @@ class _Recorder:
     def __init__(
         self,
         writer: CheckpointWriter,
+        records: StoredRecords,
         plan: JudgingPlan,
         options: JudgingOptions,
         cache: ResponseCache,
@@ -431,36 +436,18 @@ class _Recorder:
         self.model_id = options.model.model_id
         self.interaction = interaction
         self.families = {family.name: family for family in options.families}
-        # Every finished record, the resumed ones first: the run's one per-question table.
-        self.records: dict[int, QuestionRecord] = dict(plan.done)
+        # Every finished question, the resumed ones first: where its checkpoint line is,
+        # not the record itself (a million records would not fit in memory).
+        self.records = records
         self.total = len(plan.selected)
-        self.finished_count = len(plan.done)
-        self.calls = 0
-        self.cost_usd = 0.0
-        self.tallies: dict[str, list[int]] = {}
-        for record in plan.done.values():
-            self._tally(record)
-
-    def _tally(self, record: QuestionRecord) -> None:
-        self.calls += record.calls
-        self.cost_usd += record.cost_usd
-        for name, result in record.results.items():
-            family = self.families.get(name)
-            if family is None:
-                continue
-            for metric, value in family.progress_scores(result).items():
-                ones_scored = self.tallies.setdefault(metric, [0, 0])
-                ones_scored[0] += value
-                ones_scored[1] += 1
+        self.finished_count = len(records)
 
     def question_started(self, job: QuestionJob) -> None:
         self.interaction.question_started(job.position, self.total, job.question_number)
 
     def question_finished(self, record: QuestionRecord, item: EvaluationItem) -> None:
-        self.writer.append(record)
-        self.records[record.question_number] = record
+        self.records.add(record, self.writer.append(record))
         self.finished_count += 1
-        self._tally(record)
         if self.cache.enabled:
             for name, result in record.results.items():
                 if result.scored and not result.cached and result.calls:
@@ -472,9 +459,9 @@ class _Recorder:
                 self.finished_count,
                 self.total,
                 record.question_number,
-                self.calls,
-                self.cost_usd,
-                {metric: (ones, scored) for metric, (ones, scored) in self.tallies.items()},
+                self.records.calls,
+                self.records.cost_usd,
+                {metric: (ones, scored) for metric, (ones, scored) in self.records.tallies.items()},
             )
         )
 
@@ -543,14 +530,17 @@ def judge_pending(
     interaction: JudgingInteraction,
     stop: threading.Event,
     run_batches: Callable[[Sequence[QuestionJob], Any], None] | None = None,
-) -> dict[int, QuestionRecord]:
-    """Finish every planned question, checkpointing each; every finished record by number.
+) -> StoredRecords:
+    """Finish every planned question, checkpointing each; every finished record by number,
+    read back from the checkpoint when asked for.
 
     Consumes ``plan.jobs``.
     """
     families = {family.name: family for family in options.families}
     writer = open_writer(plan, families, interaction)
-    recorder = _Recorder(writer, plan, options, cache, interaction)
+    resumed = plan.checkpoint.resume_from
+    records = resumed.results if resumed is not None else stored_records(writer.path, families)
+    recorder = _Recorder(writer, records, plan, options, cache, interaction)
     journal = plan.checkpoint.resume_from.stages if plan.checkpoint.resume_from else {}
     logger.info(
         "Checkpoint %s (%s of %s done, seed %s, %s)",
@@ -606,7 +596,7 @@ def judge_pending(
         raise
     finally:
         writer.close()
-    return recorder.records
+    return records
 
 
 def too_long_message(numbers: Sequence[int]) -> str:

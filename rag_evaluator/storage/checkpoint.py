@@ -25,11 +25,12 @@ import gc
 import json
 import logging
 import os
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from platformdirs import user_state_dir
 
@@ -40,6 +41,7 @@ from rag_evaluator.core.tasks.base import FamilyResult, JudgedFamily, QuestionRe
 from rag_evaluator.core.tasks.judge import JUDGE_FAMILY
 from rag_evaluator.errors import CheckpointError
 from rag_evaluator.storage.atomic import write_bytes_atomic
+from rag_evaluator.storage.record_store import StoredRecords
 
 try:
     import fcntl
@@ -98,14 +100,17 @@ StageKey = tuple[int, str, int]  # question number, family, stage index
 
 @dataclass(frozen=True)
 class LoadedCheckpoint:
-    """A checkpoint read back: header, finished questions, finished stages, open batches."""
+    """A checkpoint read back: header, finished questions (left on disk, see
+    ``StoredRecords``), finished stages, open batches. ``valid_length`` is where a torn last
+    line starts (the file's length otherwise)."""
 
     path: Path
     header: CheckpointHeader
-    results: dict[int, QuestionRecord] = field(default_factory=dict)
+    results: StoredRecords
     stages: dict[StageKey, RecordedStage] = field(default_factory=dict)
     open_batches: dict[str, tuple[str, ...]] = field(default_factory=dict)
     torn_line_ignored: bool = False
+    valid_length: int = 0
 
 
 def default_checkpoint_directory() -> Path:
@@ -262,6 +267,15 @@ def record_from_json(data: Any, families: Families) -> QuestionRecord:
     return QuestionRecord(number, results)
 
 
+def stored_records(path: Path, families: Families) -> StoredRecords:
+    """An empty ``StoredRecords`` of the checkpoint at ``path``."""
+
+    def read(line: bytes) -> QuestionRecord:
+        return record_from_json(json.loads(line.decode("utf-8")), families)
+
+    return StoredRecords(path, families, read)
+
+
 def _record_from_format_1(number: int, data: dict[str, Any], families: Families) -> QuestionRecord:
     """A format 1 question line (the judge alone) as a format 2 record."""
     error = _optional_text(data["error"])
@@ -365,20 +379,20 @@ def _damaged(path: Path, where: str) -> CheckpointError:
 class _Reader:
     """Collects the lines of a checkpoint into a ``LoadedCheckpoint``."""
 
-    def __init__(self, families: Families) -> None:
+    def __init__(self, path: Path, families: Families) -> None:
         self.families = families
-        self.results: dict[int, QuestionRecord] = {}
+        self.results = stored_records(path, families)
         self.stages: dict[StageKey, RecordedStage] = {}
         self.open_batches: dict[str, tuple[str, ...]] = {}
 
-    def add(self, data: Any) -> None:
+    def add(self, data: Any, offset: int) -> None:
         if not isinstance(data, dict):
             raise ValueError("not an object")
         kind = data.get("type")
         if kind == "question":
-            record = record_from_json(data, self.families)
-            # Never judged twice; should a repeat appear, the first wins.
-            self.results.setdefault(record.question_number, record)
+            # Read whole to check it, then let go: only where it starts is kept. Never
+            # judged twice; should a repeat appear, the first wins.
+            self.results.add(record_from_json(data, self.families), offset)
         elif kind == "stage":
             key = (_count(data["question_number"]), str(data["family"]), _count(data["stage"]))
             outcomes = tuple(_outcome_from_json(outcome) for outcome in data["outcomes"])
@@ -401,23 +415,34 @@ def load_checkpoint(path: Path, families: Families) -> LoadedCheckpoint | None:
     warning. Any other line that does not parse raises CheckpointError naming the file.
     """
     try:
-        data = path.read_bytes()
+        handle = path.open("rb")
     except FileNotFoundError:
         return None
     except NotADirectoryError as exc:
         raise _not_a_folder(path.parent) from exc
     except OSError as exc:
-        raise CheckpointError(
-            f"Cannot read the checkpoint {path}: {exc.strerror}. "
-            f"Fix its permissions or delete {path} to start over"
-        ) from exc
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    if not lines:
+        raise _unreadable(path, exc) from exc
+    with handle:
+        try:
+            return _read_checkpoint(path, handle, families)
+        except OSError as exc:
+            raise _unreadable(path, exc) from exc
+
+
+def _unreadable(path: Path, exc: OSError) -> CheckpointError:
+    return CheckpointError(
+        f"Cannot read the checkpoint {path}: {exc.strerror}. "
+        f"Fix its permissions or delete {path} to start over"
+    )
+
+
+def _read_checkpoint(path: Path, handle: BinaryIO, families: Families) -> LoadedCheckpoint:
+    # Line by line from the stream: a million-question checkpoint is never held whole.
+    first = handle.readline()
+    if not first:
         raise _damaged(path, "it is empty")
     try:
-        header_data = json.loads(lines[0])
+        header_data = json.loads(first)
     except ValueError as exc:
         raise _damaged(path, "line 1 is not a checkpoint header") from exc
     if (
@@ -433,33 +458,48 @@ def load_checkpoint(path: Path, families: Families) -> LoadedCheckpoint | None:
         header = _header_from_json(header_data)
     except (ValueError, KeyError, TypeError) as exc:
         raise _damaged(path, "line 1 is not a checkpoint header") from exc
-    reader = _Reader(families)
-    torn = False
+    reader = _Reader(path, families)
+    offset = len(first)
+    # A line that does not parse is a torn write only if it is the last one: the verdict
+    # waits for the next line.
+    unparsed: tuple[int, int, Exception] | None = None
     # Reading a million lines builds millions of objects and none is garbage: the cyclic
     # collector would only slow the load down.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for index, raw_line in enumerate(lines[1:], start=2):
+        for index, raw_line in enumerate(handle, start=2):
+            if unparsed is not None:
+                where = f"line {unparsed[0]} is not a checkpoint record"
+                raise _damaged(path, where) from unparsed[2]
             try:
                 # Decoded here (a torn line may end inside a character): json.loads on
                 # text skips its per-line encoding detection.
-                reader.add(json.loads(raw_line.decode("utf-8")))
+                reader.add(json.loads(raw_line.decode("utf-8")), offset)
             except (ValueError, KeyError, TypeError, RecursionError) as exc:
-                if index == len(lines):
-                    logger.warning(
-                        "The last line of checkpoint %s was cut short (a crash mid-write); "
-                        "what it held will be evaluated again",
-                        path,
-                    )
-                    torn = True
-                    break
-                raise _damaged(path, f"line {index} is not a checkpoint record") from exc
+                unparsed = (index, offset, exc)
+            offset += len(raw_line)
     finally:
         if collecting:
             gc.enable()
+    valid_length = offset
+    if unparsed is not None:
+        logger.warning(
+            "The last line of checkpoint %s was cut short (a crash mid-write); "
+            "what it held will be evaluated again",
+            path,
+        )
+        valid_length = unparsed[1]
     stages = {key: stage for key, stage in reader.stages.items() if key[0] not in reader.results}
-    return LoadedCheckpoint(path, header, reader.results, stages, reader.open_batches, torn)
+    return LoadedCheckpoint(
+        path,
+        header,
+        reader.results,
+        stages,
+        reader.open_batches,
+        torn_line_ignored=unparsed is not None,
+        valid_length=valid_length,
+    )
 
 
 # --- writing -------------------------------------------------------------------------------
@@ -473,6 +513,8 @@ class CheckpointWriter:
         self.families = families
         try:
             self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND)
+            # Where the next line starts: the run holds the lock, so nothing else appends.
+            self._size = os.fstat(self._fd).st_size
         except OSError as exc:
             raise CheckpointError(
                 f"Cannot open the checkpoint {path} for writing: {exc.strerror}. "
@@ -493,10 +535,12 @@ class CheckpointWriter:
 
     @classmethod
     def resume(cls, loaded: LoadedCheckpoint, families: Families) -> CheckpointWriter:
-        """Continue a loaded checkpoint; rewritten first only when a torn last line must go,
-        or when it was written in an older format."""
-        if loaded.torn_line_ignored or loaded.header.format != CHECKPOINT_FORMAT:
+        """Continue a loaded checkpoint: an older format is rewritten first, a torn last line
+        cut off (the lines before it stay where they are)."""
+        if loaded.header.format != CHECKPOINT_FORMAT:
             rewrite_checkpoint(loaded, families)
+        elif loaded.torn_line_ignored:
+            _cut_torn_line(loaded)
         return cls(loaded.path, families)
 
     def _write(self, data: bytes, *, durable: bool) -> None:
@@ -506,6 +550,7 @@ class CheckpointWriter:
             written = 0
             while written < len(data):
                 written += os.write(self._fd, data[written:])
+            self._size += written
             if durable:
                 os.fsync(self._fd)
         except OSError as exc:
@@ -514,9 +559,11 @@ class CheckpointWriter:
                 "Free some disk space, then run the same command again to resume"
             ) from exc
 
-    def append(self, record: QuestionRecord) -> None:
-        """Append one finished question and fsync it."""
+    def append(self, record: QuestionRecord) -> int:
+        """Append one finished question and fsync it; the offset its line starts at."""
+        offset = self._size
         self._write(_line(record_to_json(record, self.families)), durable=True)
+        return offset
 
     def append_stage(
         self, key: StageKey, digest: str, outcomes: Sequence[RecordedOutcome | None]
@@ -570,11 +617,32 @@ def _write_fresh(path: Path, content: bytes) -> None:
         ) from exc
 
 
+def _cut_torn_line(loaded: LoadedCheckpoint) -> None:
+    try:
+        with loaded.path.open("r+b") as handle:
+            handle.truncate(loaded.valid_length)
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        raise CheckpointError(
+            f"Cannot repair the checkpoint {loaded.path}: {exc.strerror}. "
+            "Check the folder's permissions or choose another with --checkpoint-dir"
+        ) from exc
+
+
 def rewrite_checkpoint(loaded: LoadedCheckpoint, families: Families) -> None:
-    """Replace a checkpoint, atomically, with its header, records, stages and open batches."""
+    """Replace a checkpoint, atomically, with its header, records, stages and open batches
+    in the current format; the stored records then point into the new file."""
     header = replace(loaded.header, format=CHECKPOINT_FORMAT)
     parts = [_line(_header_to_json(header))]
-    parts += [_line(record_to_json(record, families)) for record in loaded.results.values()]
+    numbers: array[int] = array("q")
+    offsets: array[int] = array("q")
+    position = len(parts[0])
+    for number, _ in list(loaded.results.entries()):
+        line = _line(record_to_json(loaded.results[number], families))
+        numbers.append(number)
+        offsets.append(position)
+        position += len(line)
+        parts.append(line)
     for (number, family, stage), recorded in loaded.stages.items():
         parts.append(
             _line(
@@ -591,6 +659,7 @@ def rewrite_checkpoint(loaded: LoadedCheckpoint, families: Families) -> None:
     for batch_id, custom_ids in loaded.open_batches.items():
         parts.append(_line({"type": "batch", "id": batch_id, "custom_ids": list(custom_ids)}))
     _write_fresh(loaded.path, b"".join(parts))
+    loaded.results.relocate(numbers, offsets)
 
 
 def keep_declined_checkpoint(path: Path, created_at: str) -> Path | None:

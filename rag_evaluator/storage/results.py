@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 
 from rag_evaluator.core.fields import GROUND_TRUTH, QUESTION, QUESTION_NUMBER, RAG_ANSWER
 from rag_evaluator.core.group_summary import GroupSummary
-from rag_evaluator.core.result_rows import ResultRow
+from rag_evaluator.core.result_rows import ResultRow, ResultRows
 from rag_evaluator.core.summary import SummaryLine
 from rag_evaluator.core.tasks.base import CellValue, JudgedFamily
 from rag_evaluator.errors import ConfigError
@@ -116,18 +116,23 @@ def _row_values(
 
 
 def results_values(
-    rows: Sequence[ResultRow],
+    rows: Iterable[ResultRow],
     families: Families,
     metric_columns: Sequence[str],
     metadata_columns: Sequence[str] = (),
 ) -> Iterator[list[CellValue]]:
     """One row of typed values per question, in question-number order (no header).
 
-    Yielded one at a time: a million-row table is never held whole in memory.
+    Yielded one at a time: a million-row table is never held whole in memory. ``ResultRows``
+    are in order already and read as they come; rows in a list are sorted.
     """
-    ordered = sorted(rows, key=lambda row: row.item.question_number)
+    ordered = rows if isinstance(rows, ResultRows) else sorted(rows, key=_question_number)
     for row in ordered:
         yield _row_values(row, families, metric_columns, metadata_columns)
+
+
+def _question_number(row: ResultRow) -> int:
+    return row.item.question_number
 
 
 def _csv_cell(value: CellValue) -> object:
@@ -171,7 +176,7 @@ def summary_value_json(value: str) -> Any:
 
 def results_json(
     summary: Sequence[SummaryLine],
-    rows: Sequence[ResultRow],
+    rows: Iterable[ResultRow],
     families: Families,
     metric_columns: Sequence[str],
     metadata_columns: Sequence[str] = (),
@@ -215,7 +220,7 @@ def _groups_json(groups: Sequence[GroupSummary]) -> dict[str, Any]:
 
 def _json_text(
     summary: Sequence[SummaryLine],
-    rows: Sequence[ResultRow],
+    rows: Iterable[ResultRow],
     families: Families,
     metric_columns: Sequence[str],
     metadata_columns: Sequence[str],
@@ -244,7 +249,7 @@ def _json_text(
 
 def _csv_text(
     summary: Sequence[SummaryLine],
-    rows: Sequence[ResultRow],
+    rows: Iterable[ResultRow],
     families: Families,
     metric_columns: Sequence[str],
     metadata_columns: Sequence[str],
@@ -278,7 +283,7 @@ def write_results(
     output_dir: Path,
     started_at: datetime,
     summary: Sequence[SummaryLine],
-    rows: Sequence[ResultRow],
+    rows: Iterable[ResultRow],
     *,
     families: Families,
     metric_columns: Sequence[str],

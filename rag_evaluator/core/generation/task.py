@@ -10,7 +10,7 @@ item is a ``GenerationItem`` (the slot and its chunks) where the judge's is an
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,12 +24,12 @@ from rag_evaluator.core.generation.prompts import (
 )
 from rag_evaluator.core.generation.sampling import QuestionSlot
 from rag_evaluator.core.requests import ModelRequest, ReplyError
-from rag_evaluator.core.summary import SummaryLine
 from rag_evaluator.core.tasks.base import (
     CallEstimate,
     CellValue,
     FamilyResult,
     JudgedFamily,
+    NoSummary,
     Stage,
     TaskRun,
 )
@@ -117,8 +117,8 @@ class GenerationFamily(JudgedFamily[GenerationResult]):
     def cells(self, result: GenerationResult | None) -> list[CellValue]:
         return []
 
-    def summary(self, results: Sequence[GenerationResult]) -> list[SummaryLine]:
-        return []
+    def tally(self) -> NoSummary:
+        return NoSummary()
 
     def to_json(self, result: GenerationResult) -> dict[str, Any]:
         pair = result.pair

@@ -20,7 +20,7 @@ The engine sums the usage and calls of every outcome into the result, so tasks d
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -114,6 +114,33 @@ class CallEstimate:
         return -(-self.system_characters // CHARS_PER_TOKEN_HIGH)
 
 
+class SummaryTally(ABC, Generic[ResultT]):
+    """A family's summary built one result at a time, so that a run can read its results
+    back from the checkpoint one by one instead of holding them all (issue 15).
+
+    Tallies keep counts and, for means, the values themselves (8 bytes each, in the order
+    added: the bootstrap interval depends on the order, so it matches a list's).
+    """
+
+    @abstractmethod
+    def add(self, result: ResultT) -> None:
+        """Count one question's result."""
+
+    @abstractmethod
+    def lines(self) -> list[SummaryLine]:
+        """The ``#SUMMARY`` lines of the results added so far."""
+
+
+class NoSummary(SummaryTally[Any]):
+    """The tally of a family without summary lines."""
+
+    def add(self, result: Any) -> None:
+        return None
+
+    def lines(self) -> list[SummaryLine]:
+        return []
+
+
 class JudgedFamily(ABC, Generic[ResultT]):
     """A family of scores that a model judges, one task per question."""
 
@@ -147,8 +174,15 @@ class JudgedFamily(ABC, Generic[ResultT]):
         """The row's cells for ``columns`` (all empty when ``result`` is ``None``)."""
 
     @abstractmethod
-    def summary(self, results: Sequence[ResultT]) -> list[SummaryLine]:
-        """The family's ``#SUMMARY`` lines over the run's results."""
+    def tally(self) -> SummaryTally[ResultT]:
+        """An empty running summary, to add the run's results to one at a time."""
+
+    def summary(self, results: Iterable[ResultT]) -> list[SummaryLine]:
+        """The family's ``#SUMMARY`` lines over ``results``."""
+        tally = self.tally()
+        for result in results:
+            tally.add(result)
+        return tally.lines()
 
     @abstractmethod
     def to_json(self, result: ResultT) -> dict[str, Any]:
@@ -215,6 +249,14 @@ class FamilyResults(Mapping[str, FamilyResult]):
 
     def __len__(self) -> int:
         return len(self._names)
+
+    # Faster than the Mapping defaults, which look every name up again: a resume reads a
+    # million of these.
+    def items(self) -> Iterator[tuple[str, FamilyResult]]:  # type: ignore[override]
+        return zip(self._names, self._values, strict=True)
+
+    def values(self) -> tuple[FamilyResult, ...]:  # type: ignore[override]
+        return self._values
 
     def __repr__(self) -> str:
         return f"FamilyResults({dict(self)!r})"

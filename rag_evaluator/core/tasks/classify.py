@@ -7,7 +7,8 @@ classified CORRECT or WRONG by the model against the ground truth.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,7 @@ from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.requests import ModelRequest
 from rag_evaluator.core.summary import SummaryLine, format_fraction, unscored_line
 from rag_evaluator.core.tasks import result_json
-from rag_evaluator.core.tasks.base import CellValue, FamilyResult
+from rag_evaluator.core.tasks.base import CellValue, FamilyResult, SummaryTally
 from rag_evaluator.core.tasks.single_call import SingleCallFamily
 
 CLASSIFY_FAMILY = "classify"
@@ -94,18 +95,8 @@ class ClassifyFamily(SingleCallFamily[ClassifyResult]):
     def note_text(self, result: ClassifyResult) -> str:
         return result.note or ""
 
-    def summary(self, results: Sequence[ClassifyResult]) -> list[SummaryLine]:
-        labels = [result.label for result in results if result.label is not None]
-        without_call = sum(
-            1 for result in results if result.label == DONT_KNOW and result.without_call
-        )
-        # No comma: the summary cell must stay unquoted.
-        counts = " / ".join(f"{label} {labels.count(label)}" for label in LABELS)
-        return [
-            SummaryLine("Answer Classes", f"{counts} ({without_call} without a call)"),
-            SummaryLine(ANSWER_CORRECT, format_fraction(labels.count(CORRECT), len(labels))),
-            unscored_line("Classify Unscored", results),
-        ]
+    def tally(self) -> ClassifyTally:
+        return ClassifyTally()
 
     # -- checkpoint JSON ----------------------------------------------------------------------
 
@@ -125,3 +116,27 @@ class ClassifyFamily(SingleCallFamily[ClassifyResult]):
             note=result_json.optional_text(data["note"]),
             **common,
         )
+
+
+class ClassifyTally(SummaryTally[ClassifyResult]):
+    """How many answers got each label, the correct rate, and the unscored count."""
+
+    def __init__(self) -> None:
+        self.labels: Counter[str] = Counter()
+        self.without_call = self.unscored = 0
+
+    def add(self, result: ClassifyResult) -> None:
+        if result.label is not None:
+            self.labels[result.label] += 1
+        self.without_call += result.label == DONT_KNOW and result.without_call
+        self.unscored += not result.scored
+
+    def lines(self) -> list[SummaryLine]:
+        # No comma: the summary cell must stay unquoted.
+        counts = " / ".join(f"{label} {self.labels[label]}" for label in LABELS)
+        labelled = sum(self.labels.values())
+        return [
+            SummaryLine("Answer Classes", f"{counts} ({self.without_call} without a call)"),
+            SummaryLine(ANSWER_CORRECT, format_fraction(self.labels[CORRECT], labelled)),
+            unscored_line("Classify Unscored", self.unscored),
+        ]

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,9 +12,9 @@ from rag_evaluator.core import answer_grading_calls, judged_scores
 from rag_evaluator.core.answer_grading_calls import GevalVerdict
 from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.requests import ModelRequest
-from rag_evaluator.core.summary import SummaryLine, format_mean, unscored_line
+from rag_evaluator.core.summary import MetricValues, SummaryLine, unscored_line
 from rag_evaluator.core.tasks import result_json
-from rag_evaluator.core.tasks.base import CellValue, FamilyResult
+from rag_evaluator.core.tasks.base import CellValue, FamilyResult, SummaryTally
 from rag_evaluator.core.tasks.single_call import SingleCallFamily
 
 GEVAL_FAMILY = "geval"
@@ -136,25 +137,8 @@ class GevalFamily(SingleCallFamily[GevalResult]):
     def note_text(self, result: GevalResult) -> str:
         return result.note or ""
 
-    def summary(self, results: Sequence[GevalResult]) -> list[SummaryLine]:
-        lines = []
-        for column in self.metric_columns:
-            values = [
-                value
-                for result in results
-                if (value := self.metric_values(result)[column]) is not None
-            ]
-            lines.append(SummaryLine(column, format_mean(values)))
-        grades = [result.grade for result in results if result.grade is not None]
-        lines.append(
-            SummaryLine(
-                "Factual Grades",
-                # No comma: the summary cell must stay unquoted.
-                " / ".join(f"{grade} {grades.count(grade)}" for grade in judged_scores.GRADES),
-            )
-        )
-        lines.append(unscored_line("G-Eval Unscored", results))
-        return lines
+    def tally(self) -> GevalTally:
+        return GevalTally(self)
 
     # -- checkpoint JSON ----------------------------------------------------------------------
 
@@ -186,3 +170,29 @@ class GevalFamily(SingleCallFamily[GevalResult]):
             note=result_json.optional_text(data["note"]),
             **common,
         )
+
+
+class GevalTally(SummaryTally[GevalResult]):
+    """Each criterion's mean, the count of each factual grade, and the unscored count."""
+
+    def __init__(self, family: GevalFamily) -> None:
+        self.family = family
+        self.values = {column: MetricValues() for column in family.metric_columns}
+        self.grades: Counter[str] = Counter()
+        self.unscored = 0
+
+    def add(self, result: GevalResult) -> None:
+        values = self.family.metric_values(result)
+        for column, collected in self.values.items():
+            collected.add(values[column])
+        if result.grade is not None:
+            self.grades[result.grade] += 1
+        self.unscored += not result.scored
+
+    def lines(self) -> list[SummaryLine]:
+        lines = [SummaryLine(column, values.mean_text()) for column, values in self.values.items()]
+        # No comma: the summary cell must stay unquoted.
+        grades = " / ".join(f"{grade} {self.grades[grade]}" for grade in judged_scores.GRADES)
+        lines.append(SummaryLine("Factual Grades", grades))
+        lines.append(unscored_line("G-Eval Unscored", self.unscored))
+        return lines

@@ -13,7 +13,14 @@ from rag_evaluator.core.prompts import build_user_message
 from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.requests import ModelRequest
 from rag_evaluator.core.summary import SummaryLine, format_fraction
-from rag_evaluator.core.tasks.base import CallEstimate, CellValue, JudgedFamily, Stage, TaskRun
+from rag_evaluator.core.tasks.base import (
+    CallEstimate,
+    CellValue,
+    JudgedFamily,
+    Stage,
+    SummaryTally,
+    TaskRun,
+)
 from rag_evaluator.core.verdicts import VERDICT_SCHEMA, verdict_from_payload
 from rag_evaluator.core.voting import CONSENSUS_VOTES, combine_outcomes, find_hedge_phrases
 
@@ -145,19 +152,8 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
             parts.append(result.note)
         return "; ".join(parts)
 
-    def summary(self, results: Sequence[JudgeResult]) -> list[SummaryLine]:
-        scored = [result.scores for result in results if result.scores is not None]
-        return [
-            SummaryLine(PRECISION, format_fraction(sum(s.precision for s in scored), len(scored))),
-            SummaryLine(RECALL, format_fraction(sum(s.recall for s in scored), len(scored))),
-            SummaryLine(ACCURACY, format_fraction(sum(s.accuracy for s in scored), len(scored))),
-            SummaryLine("Unscored", str(len(results) - len(scored))),
-            SummaryLine("Consensus", str(sum(result.consensus for result in results))),
-            SummaryLine(
-                "No Information (no call)",
-                str(sum(result.shortcut == SHORTCUT_NO_INFORMATION for result in results)),
-            ),
-        ]
+    def tally(self) -> JudgeTally:
+        return JudgeTally()
 
     def metric_values(self, result: JudgeResult) -> Mapping[str, float | None]:
         scores = result.scores
@@ -264,3 +260,33 @@ def _flag(value: Any) -> bool:
     if isinstance(value, bool):
         return value
     raise ValueError("expected true or false")
+
+
+class JudgeTally(SummaryTally[JudgeResult]):
+    """Rates over scored questions; unscored, consensus and no-call counts."""
+
+    def __init__(self) -> None:
+        self.scored = self.precision = self.recall = self.accuracy = 0
+        self.unscored = self.consensus = self.no_information = 0
+
+    def add(self, result: JudgeResult) -> None:
+        scores = result.scores
+        if scores is None:
+            self.unscored += 1
+        else:
+            self.scored += 1
+            self.precision += scores.precision
+            self.recall += scores.recall
+            self.accuracy += scores.accuracy
+        self.consensus += result.consensus
+        self.no_information += result.shortcut == SHORTCUT_NO_INFORMATION
+
+    def lines(self) -> list[SummaryLine]:
+        return [
+            SummaryLine(PRECISION, format_fraction(self.precision, self.scored)),
+            SummaryLine(RECALL, format_fraction(self.recall, self.scored)),
+            SummaryLine(ACCURACY, format_fraction(self.accuracy, self.scored)),
+            SummaryLine("Unscored", str(self.unscored)),
+            SummaryLine("Consensus", str(self.consensus)),
+            SummaryLine("No Information (no call)", str(self.no_information)),
+        ]

@@ -3,7 +3,7 @@ satisfactorily answer the question, with the ground truth as the reference."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +13,7 @@ from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.requests import ModelRequest
 from rag_evaluator.core.summary import SummaryLine, format_fraction, unscored_line
 from rag_evaluator.core.tasks import result_json
-from rag_evaluator.core.tasks.base import CellValue, FamilyResult
+from rag_evaluator.core.tasks.base import CellValue, FamilyResult, SummaryTally
 from rag_evaluator.core.tasks.single_call import SingleCallFamily
 
 MATCH_FAMILY = "match"
@@ -69,12 +69,8 @@ class MatchFamily(SingleCallFamily[MatchResult]):
     def note_text(self, result: MatchResult) -> str:
         return result.note or ""
 
-    def summary(self, results: Sequence[MatchResult]) -> list[SummaryLine]:
-        verdicts = [result.is_matching for result in results if result.is_matching is not None]
-        return [
-            SummaryLine(IS_MATCHING, format_fraction(sum(verdicts), len(verdicts))),
-            unscored_line("Match Unscored", results),
-        ]
+    def tally(self) -> MatchTally:
+        return MatchTally()
 
     # -- checkpoint JSON ----------------------------------------------------------------------
 
@@ -93,3 +89,22 @@ class MatchFamily(SingleCallFamily[MatchResult]):
             note=result_json.optional_text(data["note"]),
             **common,
         )
+
+
+class MatchTally(SummaryTally[MatchResult]):
+    """The matching rate over judged questions and the unscored count."""
+
+    def __init__(self) -> None:
+        self.matching = self.judged = self.unscored = 0
+
+    def add(self, result: MatchResult) -> None:
+        if result.is_matching is not None:
+            self.judged += 1
+            self.matching += result.is_matching
+        self.unscored += not result.scored
+
+    def lines(self) -> list[SummaryLine]:
+        return [
+            SummaryLine(IS_MATCHING, format_fraction(self.matching, self.judged)),
+            unscored_line("Match Unscored", self.unscored),
+        ]

@@ -19,6 +19,7 @@ Inputs (decisions documented in SPEC.md):
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 from rag_evaluator.core import judged_scores, ragas_calls
 from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.requests import CallOutcome, ModelRequest
-from rag_evaluator.core.summary import SummaryLine, format_mean, unscored_line
+from rag_evaluator.core.summary import MetricValues, SummaryLine, unscored_line
 from rag_evaluator.core.tasks import call_failures, result_json
 from rag_evaluator.core.tasks.base import (
     CallEstimate,
@@ -34,6 +35,7 @@ from rag_evaluator.core.tasks.base import (
     FamilyResult,
     JudgedFamily,
     Stage,
+    SummaryTally,
     TaskRun,
 )
 
@@ -477,31 +479,8 @@ class RagasFamily(JudgedFamily[RagasResult]):
     def note_text(self, result: RagasResult) -> str:
         return "; ".join(result.notes)
 
-    def summary(self, results: Sequence[RagasResult]) -> list[SummaryLine]:
-        lines = []
-        for column in self.metric_columns:
-            values = [
-                value
-                for result in results
-                if (value := self.metric_values(result)[column]) is not None
-            ]
-            lines.append(SummaryLine(column, format_mean(values)))
-        methods = [
-            result.relevance_method for result in results if result.answer_relevance is not None
-        ]
-        # No comma: a summary cell must stay unquoted so its line starts with #SUMMARY:.
-        parts = []
-        for method in METHODS:
-            if method in methods:
-                model = (
-                    f" with {self.embedding_model}"
-                    if method == METHOD_EMBEDDINGS and self.embedding_model
-                    else ""
-                )
-                parts.append(f"{method} {methods.count(method)}{model}")
-        lines.append(SummaryLine("RAGAS Relevance Method", " / ".join(parts) or "none"))
-        lines.append(unscored_line("RAGAS Unscored", results))
-        return lines
+    def tally(self) -> RagasTally:
+        return RagasTally(self)
 
     # -- checkpoint JSON ----------------------------------------------------------------------
 
@@ -584,3 +563,37 @@ def details_text(result: RagasResult) -> str:
             + "; ".join(f'"{_shortened(question)}"' for question in result.generated_questions)
         )
     return " | ".join(parts)
+
+
+class RagasTally(SummaryTally[RagasResult]):
+    """Each metric's mean, how answer relevance was measured, and the unscored count."""
+
+    def __init__(self, family: RagasFamily) -> None:
+        self.family = family
+        self.values = {column: MetricValues() for column in family.metric_columns}
+        self.methods: Counter[str | None] = Counter()
+        self.unscored = 0
+
+    def add(self, result: RagasResult) -> None:
+        values = self.family.metric_values(result)
+        for column, collected in self.values.items():
+            collected.add(values[column])
+        if result.answer_relevance is not None:
+            self.methods[result.relevance_method] += 1
+        self.unscored += not result.scored
+
+    def lines(self) -> list[SummaryLine]:
+        lines = [SummaryLine(column, values.mean_text()) for column, values in self.values.items()]
+        # No comma: a summary cell must stay unquoted so its line starts with #SUMMARY:.
+        parts = []
+        for method in METHODS:
+            if self.methods[method]:
+                model = (
+                    f" with {self.family.embedding_model}"
+                    if method == METHOD_EMBEDDINGS and self.family.embedding_model
+                    else ""
+                )
+                parts.append(f"{method} {self.methods[method]}{model}")
+        lines.append(SummaryLine("RAGAS Relevance Method", " / ".join(parts) or "none"))
+        lines.append(unscored_line("RAGAS Unscored", self.unscored))
+        return lines

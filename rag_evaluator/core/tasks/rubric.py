@@ -18,9 +18,15 @@ from rag_evaluator.core.rubrics import (
     Rubric,
     criteria_columns,
 )
-from rag_evaluator.core.summary import SummaryLine, format_fraction, format_mean, unscored_line
+from rag_evaluator.core.summary import (
+    MetricValues,
+    SummaryLine,
+    format_fraction,
+    format_mean,
+    unscored_line,
+)
 from rag_evaluator.core.tasks import result_json
-from rag_evaluator.core.tasks.base import CellValue, FamilyResult
+from rag_evaluator.core.tasks.base import CellValue, FamilyResult, SummaryTally
 from rag_evaluator.core.tasks.single_call import SingleCallFamily
 
 RUBRIC_FAMILY = "rubric"
@@ -131,17 +137,8 @@ class RubricFamily(SingleCallFamily[RubricResult]):
         values = self._unit_scores(result)
         return {column: values.get(column) for column in self.metric_columns}
 
-    def summary(self, results: Sequence[RubricResult]) -> list[SummaryLine]:
-        lines = []
-        for criterion in self.rubric.criteria:
-            values = [
-                value
-                for result in results
-                if (value := self.metric_values(result)[criterion.column]) is not None
-            ]
-            lines.append(SummaryLine(criterion.column, _summary_value(criterion, values)))
-        lines.append(unscored_line("Rubric Unscored", results))
-        return lines
+    def tally(self) -> RubricTally:
+        return RubricTally(self)
 
     # -- checkpoint JSON ----------------------------------------------------------------------
 
@@ -173,3 +170,28 @@ def _summary_value(criterion: Criterion, values: Sequence[float]) -> str:
     if criterion.scale.pass_fail:
         return format_fraction(round(sum(values)), len(values))
     return format_mean(values)
+
+
+class RubricTally(SummaryTally[RubricResult]):
+    """Each criterion's pass rate or mean, and the unscored count."""
+
+    def __init__(self, family: RubricFamily) -> None:
+        self.family = family
+        self.values = {criterion.column: MetricValues() for criterion in family.rubric.criteria}
+        self.unscored = 0
+
+    def add(self, result: RubricResult) -> None:
+        values = self.family.metric_values(result)
+        for column, collected in self.values.items():
+            collected.add(values[column])
+        self.unscored += not result.scored
+
+    def lines(self) -> list[SummaryLine]:
+        lines = [
+            SummaryLine(
+                criterion.column, _summary_value(criterion, self.values[criterion.column].values)
+            )
+            for criterion in self.family.rubric.criteria
+        ]
+        lines.append(unscored_line("Rubric Unscored", self.unscored))
+        return lines
