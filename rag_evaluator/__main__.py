@@ -1,3 +1,3 @@
-from rag_evaluator.cli import main
+from rag_evaluator.entry import main
 
 main()

@@ -17,7 +17,9 @@ already says how to fix it. Only ``cli.py`` turns them into text and an exit cod
     │   └── JudgeFatalError       stop the run: bad key, no access, unknown model, billing (exit 2)
     │       └── JudgeUnavailableError  transient failures outlasted every retry, several
     │                                  questions in a row: the API looks down (exit 2)
-    ├── BudgetExhaustedError      the next call would pass --max-cost: stop cleanly (exit 2)
+    │   └── BatchMissingError     the API no longer knows a Message Batch: ask its requests again
+    ├── BudgetExhaustedError      the next call would pass --max-cost: stop cleanly, results of
+    │                             what was scored written as partial (exit 4)
     ├── MissingExtraError         an optional dependency group is not installed (exit 2)
     └── QualityGateError          a CI gate failed: --fail-under, --fail-if-worse (exit 3)
 
@@ -28,6 +30,7 @@ already says how to fix it. Only ``cli.py`` turns them into text and an exit cod
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
 class RagEvalError(Exception):
@@ -132,12 +135,34 @@ class JudgeUnavailableError(JudgeFatalError):
         self.questions_in_a_row = questions_in_a_row
 
 
+class BatchMissingError(JudgeError):
+    """The API no longer knows a Message Batch (its results expired, or another workspace's
+    key): its requests were never collected, so they are asked again."""
+
+    def __init__(self, batch_id: str) -> None:
+        super().__init__(f"the API no longer knows Message Batch {batch_id}")
+        self.batch_id = batch_id
+
+
 class BudgetExhaustedError(RagEvalError):
-    """The next call could take the run's spending past ``--max-cost``."""
+    """The next call could take the run's spending past ``--max-cost``.
+
+    ``partial`` holds what the interrupted request had already paid for (calls, usage, cost),
+    so that it is kept.
+    """
+
+    exit_code = 4
+    partial: Any = None
+    outcome: Any = None  # the run's outcome, when its partial results were written
 
 
 class RunStoppedError(Exception):
-    """Internal signal to the judge's workers that the run is stopping; not a user error."""
+    """Internal signal to the judge's workers that the run is stopping; not a user error.
+
+    ``partial`` holds what the interrupted request had already paid for, so that it is kept.
+    """
+
+    partial: Any = None
 
 
 # How to install each optional extra: the one hint every message and the README give.

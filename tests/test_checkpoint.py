@@ -7,6 +7,7 @@ import multiprocessing
 import stat
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -265,8 +266,10 @@ def test_finished_stages_of_unfinished_questions_read_back(tmp_path: Path) -> No
     writer.append_stage((1, "judge", 0), "digest", [outcome])
     writer.append_stage((3, "judge", 0), "digest3", [outcome])
     writer.append(_result(3))  # question 3 finished after its stage: its stage is spent
-    writer.append_batch("msgbatch_1", ["q1-judge-s1-r0"])
-    writer.append_batch("msgbatch_2", ["q2-judge-s0-r0"])
+    writer.append_batch_intent("intent1", ["q1-judge-s1-r0"], datetime.now(UTC))
+    writer.append_batch("msgbatch_1", "intent1")
+    writer.append_batch_intent("intent2", ["q2-judge-s0-r0"], datetime.now(UTC))
+    writer.append_batch("msgbatch_2", "intent2")
     writer.append_batch_done("msgbatch_1")
     writer.close()
     loaded = _load(path)

@@ -378,11 +378,16 @@ def test_max_cost_stops_cleanly_within_one_calls_cost_and_resumes(
 
     stopped = run_cli([*RUN, "--no-cache", "--max-cost", f"{budget:.6f}"])
 
-    assert stopped.exit_code == 2, stopped.output
+    # A budget stop has its own exit code and writes what was scored, marked partial.
+    assert stopped.exit_code == 4, stopped.output
     message = " ".join(stopped.stderr.split())
     assert "--max-cost budget of $" in message
     assert "run the same command again with a higher --max-cost" in message
-    assert workspace.results() == []
+    [partial] = workspace.results()
+    partial_results = read_results(partial)
+    assert partial_results.summary["Partial"].startswith("stopped at the --max-cost budget")
+    assert 0 < len(partial_results.rows) < 20
+    assert f"Evaluation_Runs/{partial.name}" in message
     [checkpoint] = workspace.checkpoint_files()
     lines = [json.loads(line) for line in checkpoint.read_text(encoding="utf-8").splitlines()[1:]]
     spent = sum(
@@ -397,7 +402,9 @@ def test_max_cost_stops_cleanly_within_one_calls_cost_and_resumes(
 
     resumed = run_cli([*RUN, "--no-cache"])
     assert resumed.exit_code == 0, resumed.output
-    assert len(only_results(workspace.directory).rows) == 20
+    complete = [read_results(path) for path in workspace.results() if path != partial]
+    assert [len(results.rows) for results in complete] == [20]
+    assert "Partial" not in complete[0].summary
 
 
 def test_a_stop_between_a_hedged_verdict_and_its_votes_never_pays_for_the_verdict_again(

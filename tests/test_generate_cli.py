@@ -422,8 +422,8 @@ def test_max_cost_stops_cleanly_and_a_rerun_resumes(
 ) -> None:
     workspace = prepare_workspace(tmp_path, monkeypatch)
     stopped = run_cli([*generate_arguments(DOCS, count=10), "--yes", "--max-cost", "0.012"])
-    assert stopped.exit_code == 2, stopped.output
-    assert "--max-cost budget of $0.01" in stopped.stderr
+    assert stopped.exit_code == 4, stopped.output  # a budget stop's own exit code
+    assert "--max-cost budget of $0.0120" in stopped.stderr
     assert not (workspace.directory / "questions.csv").exists()
     assert len(workspace.checkpoint_files()) == 1
     done = len(fake_anthropic.generation_requests())
@@ -441,7 +441,7 @@ def test_changed_documents_are_not_resumed_silently(
     workspace = prepare_workspace(tmp_path, monkeypatch)
     docs = copy_docs(workspace.directory / "docs")
     stopped = run_cli([*generate_arguments(docs, count=10), "--yes", "--max-cost", "0.012"])
-    assert stopped.exit_code == 2
+    assert stopped.exit_code == 4
     with (docs / "offices" / "bergen.txt").open("a", encoding="utf-8") as handle:
         handle.write("\nThe canteen serves lunch from 11:00 to 13:00 every weekday.\n")
     refused = run_cli(generate_arguments(docs, count=10), input_text="\n")

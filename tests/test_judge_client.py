@@ -190,7 +190,9 @@ def test_a_persistent_transient_fault_gives_up_after_the_retries(
     assert outcome.failure is FailureKind.TRANSIENT
     assert outcome.error == "API overloaded (529); gave up after 3 attempts"
     assert len(fake_anthropic.requests) == 3
-    assert outcome.calls == 3  # every 529 came from the API
+    # A 529 is not billed: no call counts, and each attempt after the first is a retry.
+    assert outcome.calls == 0
+    assert outcome.retries == 2
 
 
 def test_attempts_that_never_reached_the_api_are_not_calls(

@@ -9,18 +9,20 @@ import typer
 
 from rag_evaluator import console
 from rag_evaluator.commands.run_console import RunConsole
-from rag_evaluator.core.cost import dollar_range
+from rag_evaluator.core.cost import ESTIMATE_ASSUMES, dollar_range, usd
 from rag_evaluator.core.gates import describe_failures, parse_thresholds
 from rag_evaluator.core.group_summary import group_table
 from rag_evaluator.core.metrics.quality import DEFAULT_FALLBACK_PHRASES
 from rag_evaluator.core.models import DEFAULT_MODEL_ALIAS
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.core.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
-from rag_evaluator.errors import QualityGateError, UsageError
+from rag_evaluator.errors import BudgetExhaustedError, QualityGateError, UsageError
+from rag_evaluator.judge.limits import DELAY_HELP
 from rag_evaluator.logs import configure_logging
 from rag_evaluator.pipeline.evaluate import (
     EvaluateRequest,
     ProgressUpdate,
+    RunOutcome,
     RunPlan,
     run_evaluation,
 )
@@ -138,8 +140,9 @@ class ConsoleInteraction(RunConsole):
             if len(estimate.families) > 1:
                 for family in estimate.families:
                     console.info(f"  {family.describe()}")
+            console.info(f"  {ESTIMATE_ASSUMES}")
             if plan.max_cost is not None:
-                console.info(f"Budget: stops before spending more than ${plan.max_cost:.2f}")
+                console.info(f"Budget: stops before spending more than {usd(plan.max_cost)}")
 
 
 def check_dataset_options(dataset: Path | None, **files: Path | None) -> None:
@@ -242,8 +245,8 @@ def evaluate_command(
         typer.Option("--concurrency", min=1, help="Calls in flight at once."),
     ] = _DEFAULT_REQUEST.concurrency,
     delay: Annotated[
-        float,
-        typer.Option("--delay", min=0.0, help="Minimum seconds between the starts of two calls."),
+        float | None,
+        typer.Option("--delay", min=0.0, help=DELAY_HELP),
     ] = _DEFAULT_REQUEST.delay_seconds,
     batch: Annotated[
         bool,
@@ -463,11 +466,36 @@ def evaluate_command(
     interaction = ConsoleInteraction(assume_yes=yes)
     try:
         outcome = run_evaluation(request, settings, interaction)
+    except BudgetExhaustedError as stopped:
+        # What the money bought is written (marked partial): show it before the reason.
+        if isinstance(stopped.outcome, RunOutcome):
+            _show_results(stopped.outcome, request, report)
+        raise
     finally:
         interaction.finished()
     if outcome.declined:
         console.info("Nothing was evaluated.")
         raise typer.Exit(outcome.exit_code)
+    _show_results(outcome, request, report)
+    if outcome.remaining_after_limit:
+        console.info(
+            f"{outcome.remaining_after_limit} more question(s) are not evaluated yet (--limit); "
+            "run the same command without --limit to evaluate them (finished ones are kept)"
+        )
+    if outcome.unscored_count:
+        console.warning(
+            f"{outcome.unscored_count} question(s) could not be scored; "
+            "the Error column of the results file says why"
+        )
+    if outcome.threshold_failures:
+        raise QualityGateError(
+            describe_failures(outcome.threshold_failures, str(outcome.results_path))
+        )
+    raise typer.Exit(outcome.exit_code)
+
+
+def _show_results(outcome: RunOutcome, request: EvaluateRequest, report: bool) -> None:
+    """The summary table, the group table and where the files were written."""
     console.table(
         "Summary",
         ["", "Value"],
@@ -487,18 +515,3 @@ def evaluate_command(
             dataset_path=request.dataset_path,
         )
         console.info(f"Report written to {written.path}")
-    if outcome.remaining_after_limit:
-        console.info(
-            f"{outcome.remaining_after_limit} more question(s) are not evaluated yet (--limit); "
-            "run the same command without --limit to evaluate them (finished ones are kept)"
-        )
-    if outcome.unscored_count:
-        console.warning(
-            f"{outcome.unscored_count} question(s) could not be scored; "
-            "the Error column of the results file says why"
-        )
-    if outcome.threshold_failures:
-        raise QualityGateError(
-            describe_failures(outcome.threshold_failures, str(outcome.results_path))
-        )
-    raise typer.Exit(outcome.exit_code)

@@ -14,6 +14,7 @@ from rag_evaluator.core.generation.documents import DEFAULT_CHUNK_CHARACTERS
 from rag_evaluator.core.generation.sampling import DEFAULT_TYPES, QUESTION_TYPES
 from rag_evaluator.core.models import DEFAULT_MODEL_ALIAS
 from rag_evaluator.core.selection import format_numbers
+from rag_evaluator.judge.limits import DELAY_HELP
 from rag_evaluator.logs import configure_logging
 from rag_evaluator.pipeline.generate import (
     PAIRING_AUTO,
@@ -165,8 +166,8 @@ def generate_command(
         int, typer.Option("--concurrency", min=1, help="Calls in flight at once.")
     ] = _DEFAULT_REQUEST.concurrency,
     delay: Annotated[
-        float,
-        typer.Option("--delay", min=0.0, help="Minimum seconds between the starts of two calls."),
+        float | None,
+        typer.Option("--delay", min=0.0, help=DELAY_HELP),
     ] = _DEFAULT_REQUEST.delay_seconds,
     batch: Annotated[
         bool,

@@ -6,8 +6,10 @@ the API; ``--exact-estimate`` asks its free count_tokens endpoint instead, see
 and how large they are (``CallEstimate``); this module turns that into tokens and dollars:
 
 - low: prose-like text (4 characters per token), short replies, no extra calls;
-- high: dense text (3 characters per token), long replies, and the family's expected share of
-  extra calls (for the judge: a quarter of the questions hedging into 3 consensus votes).
+- high: dense text (3 characters per token), long replies, and every extra call a family may
+  make (for the judge: every question hedging into 3 consensus votes), so that the actual
+  cost falls inside the range; only answers asked again because they were unusable (rare) are
+  left out, and the pre-run summary says so (``ESTIMATE_ASSUMES``).
 
 Prompt caching: when the system prompt is long enough to be cached for the model, the first
 call of each family writes it to the cache (1.25x the input price) and every later call reads
@@ -33,6 +35,11 @@ from rag_evaluator.core.requests import CHARS_PER_TOKEN_LOW, ModelRequest
 from rag_evaluator.core.tasks.base import CallEstimate
 
 _PER_MILLION = 1_000_000
+ESTIMATE_ASSUMES = (
+    "The high end assumes dense text, long replies and every extra call a family may make "
+    "(the judge's 3 consensus votes for every question); unusable answers asked again are "
+    "not included"
+)
 
 
 @dataclass(frozen=True)
@@ -232,6 +239,21 @@ def reserved_call_usd(request: ModelRequest, model: ModelInfo, *, batch: bool = 
 def actual_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> float:
     """Dollars for a run's summed usage (see ``call_cost``)."""
     return call_cost(usage, model, batch=batch)
+
+
+def usd(amount: float) -> str:
+    """A dollar amount with the digits it needs: ``$12.50``, ``$0.0080``, ``$0.000012``.
+
+    Cents for amounts of a dollar or more; below that four decimals, and more for fractions
+    of a hundredth of a cent, so that no amount shows as another (``$0.008`` is not
+    ``$0.01``) and a non-zero amount never shows as ``$0.0000``.
+    """
+    if amount >= 1 or amount == 0:
+        return f"${amount:.2f}"
+    decimals = 4
+    while decimals < 8 and round(amount, decimals) == 0:
+        decimals += 1
+    return f"${amount:.{decimals}f}"
 
 
 def dollar_range(low: float, high: float) -> str:

@@ -88,7 +88,9 @@ class CallOutcome:
     ``value`` is the parsed answer (``None`` when the call failed, with the reason in ``error``
     and ``failure`` saying whether it was transient or tied to the request). ``payload`` is the
     reply's raw JSON object, kept so a checkpoint can replay the answer. ``calls`` counts the
-    attempts that reached the API; ``usage`` and ``cost_usd`` are what the API billed for them.
+    billed calls (the API answered with a message, usable or not); ``usage`` and ``cost_usd``
+    are what the API billed for them; ``retries`` counts the times the request was sent again
+    (after a transient failure or an unusable answer).
     """
 
     value: object | None
@@ -98,6 +100,7 @@ class CallOutcome:
     usage: TokenUsage = field(default_factory=TokenUsage)
     calls: int = 0
     cost_usd: float = 0.0
+    retries: int = 0
 
     @property
     def ok(self) -> bool:

@@ -46,6 +46,8 @@ class RunFacts:
 
     ``coverage`` is (questions answered, questions with a ground truth) when known.
     ``estimate`` is the pre-run cost estimate as shown (``$0.01 to $0.03``), if any.
+    ``calls`` counts billed calls; ``retries`` the requests sent again (billed or not).
+    ``partial`` says why the run stopped before every question was scored, if it did.
     """
 
     judged: bool
@@ -54,6 +56,7 @@ class RunFacts:
     prompt_origin: str | None = None
     usage: TokenUsage = field(default_factory=TokenUsage)
     calls: int = 0
+    retries: int = 0
     cached_questions: int = 0
     cost_usd: float | None = None
     estimate: str | None = None
@@ -61,6 +64,7 @@ class RunFacts:
     coverage: tuple[int, int] | None = None
     metric_columns: Sequence[str] = ()
     metadata_columns: Sequence[str] = ()
+    partial: str | None = None
 
 
 def _percent(share: float) -> int:
@@ -126,6 +130,7 @@ class RowTally:
         self.question_count = 0
         self.usage = TokenUsage()
         self.calls = 0
+        self.retries = 0
         self.cost_usd = 0.0
         self.cached_questions = 0
         self.unscored_questions = 0
@@ -149,6 +154,7 @@ class RowTally:
             for result in results:
                 self.usage = self.usage + result.usage
                 self.calls += result.calls
+                self.retries += result.retries
                 self.cost_usd += result.cost_usd
             self.cached_questions += bool(results) and all(result.cached for result in results)
             self.unscored_questions += not record.scored
@@ -204,6 +210,8 @@ def tally_rows(
 def summary_lines(tally: RowTally, facts: RunFacts) -> list[SummaryLine]:
     """Summary lines in file order. Judged families' fractions count scored questions only."""
     lines = [SummaryLine("Total Questions", str(tally.question_count))]
+    if facts.partial is not None:
+        lines.append(SummaryLine("Partial", facts.partial))
     if facts.coverage is not None:
         answered, total = facts.coverage
         lines.append(SummaryLine("Coverage", f"{answered}/{total} questions answered"))
@@ -214,6 +222,10 @@ def summary_lines(tally: RowTally, facts: RunFacts) -> list[SummaryLine]:
             SummaryLine("Seed", "" if facts.seed is None else str(facts.seed)),
             SummaryLine("Prompt", facts.prompt_origin or ""),
             SummaryLine("Judge Calls", str(facts.calls)),
+        ]
+        if facts.retries:
+            lines.append(SummaryLine("Retries", retries_text(facts.retries)))
+        lines += [
             SummaryLine("Cached Questions", str(facts.cached_questions)),
         ]
         lines += spending_lines(facts.usage, facts.batch, facts.estimate, facts.cost_usd)
@@ -254,6 +266,11 @@ def spending_lines(
     if cost_usd is not None:
         lines.append(SummaryLine("Cost", f"${cost_usd:.4f}"))
     return lines
+
+
+def retries_text(retries: int) -> str:
+    """``3 (requests sent again after a transient failure or an unusable answer)``."""
+    return f"{retries} (requests sent again after a transient failure or an unusable answer)"
 
 
 def unscored_line(label: str, unscored: int) -> SummaryLine:

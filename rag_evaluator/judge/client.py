@@ -1,17 +1,22 @@
 """The single seam to the model: every request of every family goes through ``ModelClient``.
 
-It owns, for direct calls and Message Batch results alike:
+It owns, for direct calls and Message Batches alike:
 
-- retry classification, in one function (``classify_failure``): transient (429, 529, 5xx,
-  408/409, network, timeout), tied to the request (unusable output, refusal, other 4xx), or
-  fatal (bad key 401, no access 403, unknown model 404, billing 402);
-- the retry loop: transient failures are retried ``max_retries`` times with capped
-  exponential backoff and jitter, never sooner than the API's ``retry-after`` (which also
-  pauses every other worker, through the ``CallLimiter``); a request whose answer is unusable
-  is asked again until ``max_calls_per_question`` calls have failed that way;
-- structured output (a JSON schema per request) and reading the reply;
+- retry classification, in one function (``classify_failure``, with ``failure_for_status``
+  shared by HTTP errors and errored batch entries): transient (429, 529, 5xx, 408/409,
+  network, timeout, a reply that is not a valid message), tied to the request (unusable
+  output, refusal, other 4xx), or fatal (bad key 401, no access 403, unknown model 404,
+  billing 402);
+- one retry policy (``RetryPolicy``) for every request: direct calls, the pre-flight check,
+  token counting and each Message Batches request; ``retry-after`` also pauses every other
+  worker, through the ``CallLimiter``; a request whose answer is unusable is asked again
+  until ``max_calls_per_question`` calls have failed that way;
+- structured output (a JSON schema per request) and reading the reply, checked before
+  anything of it is used (``read_message``);
 - usage and cost accounting per call (batch and cache rates included), and the ``--max-cost``
   cap (``SpendingCap``);
+- redaction: every text that came from the API passes ``_redacted`` before it goes anywhere,
+  so a message echoing the API key never reaches the terminal, the log or a file;
 - the free pre-flight check of the key and model, and token counting.
 
 It is safe to call from several threads at once.
@@ -21,12 +26,13 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, TypeVar
 
 import anthropic
 import httpx2
-from anthropic.types import Message
 
 from rag_evaluator.core.cost import caches_system_prompt, call_cost, reserved_call_usd
 from rag_evaluator.core.models import ModelInfo
@@ -40,8 +46,15 @@ from rag_evaluator.core.requests import (
     request_params,
     too_long_reason,
 )
-from rag_evaluator.errors import ConfigError, JudgeFatalError
+from rag_evaluator.errors import (
+    BatchMissingError,
+    BudgetExhaustedError,
+    ConfigError,
+    JudgeFatalError,
+    RunStoppedError,
+)
 from rag_evaluator.judge.limits import CallLimiter, SpendingCap
+from rag_evaluator.judge.retry import RetryPolicy
 from rag_evaluator.judge.transport import Transport
 
 logger = logging.getLogger(__name__)
@@ -58,6 +71,24 @@ _API_MESSAGE_LIMIT = 200
 # The headers through which the API asks for a wait, and their unit in seconds.
 _RETRY_AFTER_HEADERS = (("retry-after-ms", 0.001), ("retry-after", 1.0))
 _THROTTLE_STATUSES = (429, 529)
+# No model reads or writes more tokens than this in one call: a larger count is a broken reply.
+MAX_TOKENS_PER_CALL = 100_000_000
+_REDACTED = "[REDACTED]"
+# An errored batch entry names its error by type; the HTTP status that type stands for.
+_STATUS_OF_ERROR_TYPE = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -72,6 +103,10 @@ class ClientSettings:
     batch: bool = False  # calls are priced at the Message Batches rate
     prompt_caching: bool = True  # mark long system prompts for caching
 
+    @property
+    def policy(self) -> RetryPolicy:
+        return RetryPolicy(self.max_retries, self.backoff_base_seconds, self.backoff_max_seconds)
+
 
 @dataclass(frozen=True)
 class Failure:
@@ -81,8 +116,40 @@ class Failure:
     reason: str
     retry_after_seconds: float | None = None
     throttled: bool = False  # 429 / 529: the whole run should slow down
-    reached_api: bool = True  # an HTTP response came back (it counts as a call)
+    billed: bool = False  # the API answered with a message (an unusable one): it is paid for
     retry: bool = True  # False when the API said x-should-retry: false
+
+
+class MalformedReplyError(Exception):
+    """A 200 reply that is not a valid message (not JSON, HTML, no content, no usage)."""
+
+
+@dataclass(frozen=True)
+class ReadMessage:
+    """The parts of a valid Messages API reply that rag-eval uses."""
+
+    stop_reason: str | None
+    text: str
+    usage: TokenUsage
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """How far a Message Batch has got."""
+
+    ended: bool
+    finished: int
+    total: int
+
+
+@dataclass(frozen=True)
+class BatchInfo:
+    """A batch found in the workspace's list: its id, when it was made, how many requests."""
+
+    batch_id: str
+    created_at: datetime
+    request_count: int
+    ended: bool
 
 
 def _api_message(error: anthropic.APIStatusError) -> str:
@@ -103,7 +170,7 @@ def _header_seconds(headers: httpx2.Headers, name: str, scale: float) -> float |
         seconds = float(value) * scale
     except ValueError:
         return None
-    return seconds if seconds >= 0 else None
+    return seconds if 0 <= seconds < float("inf") else None
 
 
 def retry_after_seconds(headers: httpx2.Headers) -> float | None:
@@ -145,55 +212,98 @@ def fatal_status_failure(
     return None
 
 
-def classify_failure(error: Exception, model_id: str) -> Failure:
-    """Decide whether a failed call is transient, tied to the request, or fatal.
-
-    The only place that makes this decision; the retry loop just obeys it.
-    """
-    if isinstance(error, ReplyError):
-        return Failure(FailureKind.QUESTION, error.message)
-    if isinstance(error, anthropic.APITimeoutError):
-        return Failure(FailureKind.TRANSIENT, "the API did not answer in time", reached_api=False)
-    if isinstance(error, anthropic.APIConnectionError):
-        return Failure(FailureKind.TRANSIENT, "the connection to the API failed", reached_api=False)
-    if isinstance(error, anthropic.APIStatusError):
-        fatal = fatal_status_failure(error.status_code, error.type, _api_message(error), model_id)
-        if fatal is not None:
-            return fatal
-        status = error.status_code
-        retry_after = retry_after_seconds(error.response.headers)
-        should_retry = error.response.headers.get("x-should-retry")
-        if status == 429:
-            reason = "API rate limit reached (429)"
-        elif status == 529:
-            reason = "API overloaded (529)"
-        elif status >= 500 or status in (408, 409):
-            reason = f"API error ({status})"
-        else:
-            detail = _api_message(error) or f"status {status}"
-            if should_retry == "true":
-                return Failure(FailureKind.TRANSIENT, f"request rejected: {detail}", retry_after)
-            return Failure(FailureKind.QUESTION, f"request rejected: {detail}")
-        if should_retry == "false":
-            return Failure(FailureKind.QUESTION, reason, retry=False)
-        return Failure(
-            FailureKind.TRANSIENT, reason, retry_after, throttled=status in _THROTTLE_STATUSES
-        )
-    return Failure(FailureKind.QUESTION, f"unexpected reply from the API: {type(error).__name__}")
-
-
-def usage_of(message: Message) -> TokenUsage:
-    usage = message.usage
-    return TokenUsage(
-        input_tokens=usage.input_tokens or 0,
-        output_tokens=usage.output_tokens or 0,
-        cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
-        cache_read_input_tokens=usage.cache_read_input_tokens or 0,
+def failure_for_status(
+    status: int,
+    error_type: str | None,
+    detail: str,
+    model_id: str,
+    *,
+    retry_after: float | None = None,
+    should_retry: str | None = None,
+) -> Failure:
+    """What an error status means, for an HTTP error and an errored batch entry alike."""
+    fatal = fatal_status_failure(status, error_type, detail, model_id)
+    if fatal is not None:
+        return fatal
+    if status == 429:
+        reason = "API rate limit reached (429)"
+    elif status == 529:
+        reason = "API overloaded (529)"
+    elif status >= 500 or status in (408, 409):
+        reason = f"API error ({status})"
+    else:
+        shown = detail or f"status {status}"
+        if should_retry == "true":
+            return Failure(FailureKind.TRANSIENT, f"request rejected: {shown}", retry_after)
+        return Failure(FailureKind.QUESTION, f"request rejected: {shown}")
+    if should_retry == "false":
+        return Failure(FailureKind.QUESTION, reason, retry=False)
+    return Failure(
+        FailureKind.TRANSIENT, reason, retry_after, throttled=status in _THROTTLE_STATUSES
     )
 
 
-def message_text(message: Message) -> str:
-    return "".join(block.text for block in message.content if block.type == "text")
+def classify_failure(error: Exception, model_id: str) -> Failure:
+    """Decide whether a failed call is transient, tied to the request, or fatal.
+
+    The only place that makes this decision; the retry loops just obey it.
+    """
+    if isinstance(error, ReplyError):
+        return Failure(FailureKind.QUESTION, error.message, billed=True)
+    if isinstance(error, MalformedReplyError):
+        return Failure(FailureKind.TRANSIENT, f"the API sent a reply that is not valid ({error})")
+    if isinstance(error, anthropic.APITimeoutError):
+        return Failure(FailureKind.TRANSIENT, "the API did not answer in time")
+    if isinstance(error, anthropic.APIConnectionError):
+        return Failure(FailureKind.TRANSIENT, "the connection to the API failed")
+    if isinstance(error, anthropic.APIStatusError):
+        headers = error.response.headers
+        return failure_for_status(
+            error.status_code,
+            error.type,
+            _api_message(error),
+            model_id,
+            retry_after=retry_after_seconds(headers),
+            should_retry=headers.get("x-should-retry"),
+        )
+    return Failure(FailureKind.TRANSIENT, f"unexpected reply from the API ({type(error).__name__})")
+
+
+def _token_count(value: Any, name: str) -> int:
+    if value is None:
+        return 0
+    if type(value) is not int or not 0 <= value <= MAX_TOKENS_PER_CALL:
+        raise MalformedReplyError(f"its usage has an impossible {name}")
+    return value
+
+
+def read_message(message: Any) -> ReadMessage:
+    """The stop reason, text and usage of a reply, or ``MalformedReplyError``.
+
+    The SDK hands back whatever a 200 held (an HTML page comes back as a string, a body of the
+    wrong shape as a message of ``None`` fields), so nothing is trusted until checked here.
+    """
+    if not isinstance(message, anthropic.types.Message):
+        raise MalformedReplyError("not a message")
+    content = message.content
+    if not isinstance(content, list):
+        raise MalformedReplyError("no content")
+    usage = message.usage
+    if usage is None or usage.input_tokens is None or usage.output_tokens is None:
+        raise MalformedReplyError("no usage")
+    counted = TokenUsage(
+        _token_count(usage.input_tokens, "input token count"),
+        _token_count(usage.output_tokens, "output token count"),
+        _token_count(usage.cache_creation_input_tokens, "cache write count"),
+        _token_count(usage.cache_read_input_tokens, "cache read count"),
+    )
+    stop_reason = message.stop_reason if isinstance(message.stop_reason, str) else None
+    text = "".join(
+        block.text
+        for block in content
+        if getattr(block, "type", None) == "text" and isinstance(getattr(block, "text", None), str)
+    )
+    return ReadMessage(stop_reason, text, counted)
 
 
 @dataclass
@@ -202,9 +312,15 @@ class _Attempts:
 
     usage: TokenUsage = field(default_factory=TokenUsage)
     cost_usd: float = 0.0
-    calls: int = 0
+    calls: int = 0  # billed: the API answered with a message
+    retries: int = 0  # times the request was sent again
     transient_failures: int = 0
     unusable_answers: int = 0
+
+    def outcome(self, error: str, kind: FailureKind) -> CallOutcome:
+        return CallOutcome(
+            None, None, error, kind, self.usage, self.calls, self.cost_usd, self.retries
+        )
 
 
 class ModelClient:
@@ -222,6 +338,7 @@ class ModelClient:
     ) -> None:
         self.transport = transport
         self.settings = settings
+        self.policy = settings.policy
         self.limiter = limiter or CallLimiter()
         self.cap = cap or SpendingCap(None)
         self.context_window_tokens = settings.model.context_window_tokens
@@ -253,7 +370,8 @@ class ModelClient:
 
         Raises ``JudgeFatalError`` (bad key, no access, unknown model, billing),
         ``BudgetExhaustedError`` (``--max-cost``) and ``RunStoppedError`` (the run is stopping);
-        never raises for a transient or per-request failure.
+        never raises for a transient or per-request failure. A stop or budget error raised after
+        some calls of this request were paid for carries them as ``partial``, so they are kept.
         """
         where = f"{label}: " if label else ""
         too_long = too_long_reason(request, self.context_window_tokens)
@@ -262,172 +380,206 @@ class ModelClient:
         params = self.params(request)
         attempts = _Attempts()
         while True:
-            reservation = self.cap.reserve(self.estimated_call_usd(request))
-            cost = 0.0
             try:
-                self.limiter.acquire()
-            except BaseException:
-                self.cap.settle(reservation, 0.0)
+                reply, failure = self._attempt(request, params, attempts)
+                if reply is not None:
+                    answer = self._parsed(request, reply, attempts, where)
+                    if isinstance(answer, CallOutcome):
+                        return answer
+                    failure = answer
+                assert failure is not None
+                outcome = self._after_failure(failure, attempts, where)
+            except (RunStoppedError, BudgetExhaustedError) as stopped:
+                if attempts.calls:
+                    stopped.partial = attempts.outcome("stopped", FailureKind.TRANSIENT)
                 raise
-            failure: Failure | None = None
-            try:
-                message = self.transport.create_message(params)
-            except anthropic.APIError as error:
-                failure = classify_failure(error, self.model_id)
-                self.limiter.release(throttled=failure.throttled, retry_after=self._capped(failure))
-            else:
-                self.limiter.release()
-                usage = usage_of(message)
-                cost = call_cost(usage, self.settings.model, batch=self.settings.batch)
-                attempts.usage = attempts.usage + usage
-                attempts.cost_usd += cost
-            finally:
-                self.cap.settle(reservation, cost)
-            if failure is None:
-                attempts.calls += 1
-                logger.debug(
-                    "%s%s reply: stop_reason=%s tokens %d in / %d out",
-                    where,
-                    request.purpose,
-                    message.stop_reason,
-                    message.usage.input_tokens,
-                    message.usage.output_tokens,
-                )
-                try:
-                    payload = read_reply(
-                        message.stop_reason, message_text(message), request.max_tokens
-                    )
-                    value = request.parse(payload)
-                except ReplyError as error:
-                    failure = classify_failure(error, self.model_id)
-                else:
-                    return CallOutcome(
-                        value,
-                        payload,
-                        None,
-                        None,
-                        attempts.usage,
-                        attempts.calls,
-                        attempts.cost_usd,
-                    )
-            elif failure.reached_api:
-                attempts.calls += 1
-            outcome = self._after_failure(request, failure, attempts, where)
             if outcome is not None:
                 return outcome
+            attempts.retries += 1
+
+    def _attempt(
+        self, request: ModelRequest, params: dict[str, Any], attempts: _Attempts
+    ) -> tuple[ReadMessage | None, Failure | None]:
+        """One HTTP attempt within the budget and the limiter: the reply, or why there is none.
+
+        The limiter's slot and the budget's reservation are given back whatever happens.
+        """
+        reservation = self.cap.reserve(self.estimated_call_usd(request))
+        cost = 0.0
+        try:
+            self.limiter.acquire()
+            failure: Failure | None = None
+            try:
+                reply = read_message(self.transport.create_message(params))
+            except (anthropic.APIError, MalformedReplyError, ValueError) as error:
+                # ValueError: the SDK could not decode the body (JSON, or a model of it).
+                failure = self._failure(error)
+                return None, failure
+            finally:
+                self.limiter.release(
+                    throttled=failure is not None and failure.throttled,
+                    retry_after=self.policy.capped(failure.retry_after_seconds)
+                    if failure
+                    else None,
+                )
+            cost = call_cost(reply.usage, self.settings.model, batch=self.settings.batch)
+            attempts.usage = attempts.usage + reply.usage
+            attempts.cost_usd += cost
+            attempts.calls += 1
+            return reply, None
+        finally:
+            self.cap.settle(reservation, cost)
+
+    def _parsed(
+        self, request: ModelRequest, reply: ReadMessage, attempts: _Attempts, where: str
+    ) -> CallOutcome | Failure:
+        """The outcome of a billed reply with its parsed answer, or why it is unusable."""
+        logger.debug(
+            "%s%s reply: stop_reason=%s tokens %d in / %d out",
+            where,
+            request.purpose,
+            reply.stop_reason,
+            reply.usage.input_tokens,
+            reply.usage.output_tokens,
+        )
+        try:
+            payload = read_reply(reply.stop_reason, reply.text, request.max_tokens)
+            value = request.parse(payload)
+        except ReplyError as error:
+            return self._failure(error)
+        return CallOutcome(
+            value,
+            payload,
+            None,
+            None,
+            attempts.usage,
+            attempts.calls,
+            attempts.cost_usd,
+            attempts.retries,
+        )
 
     def _after_failure(
-        self, request: ModelRequest, failure: Failure, attempts: _Attempts, where: str
+        self, failure: Failure, attempts: _Attempts, where: str
     ) -> CallOutcome | None:
         """Decide what a failed attempt leads to: a final outcome, or (``None``) another try."""
-        settings = self.settings
-        # The API's own message is quoted in some reasons; should it echo the key, the
-        # key must not reach the terminal, the log, the checkpoint or the results.
-        reason = self._redacted(failure.reason)
         if failure.kind is FailureKind.FATAL:
             # The CLI prints the raised error; the log alone gets this record.
-            logger.error("model calls stopped: %s", reason, extra={"terminal": False})
-            raise JudgeFatalError(reason)
+            logger.error("model calls stopped: %s", failure.reason, extra={"terminal": False})
+            raise JudgeFatalError(failure.reason)
+        if self.limiter.stop.is_set():
+            # The run is stopping: no retry, and no warning about one.
+            raise RunStoppedError("the run is stopping")
         if failure.kind is FailureKind.TRANSIENT:
             attempts.transient_failures += 1
-            if attempts.transient_failures > settings.max_retries:
-                return self._gave_up(reason, FailureKind.TRANSIENT, attempts, where)
-            wait = self._backoff(attempts.transient_failures, failure.retry_after_seconds)
+            if self.policy.gives_up(attempts.transient_failures):
+                return self._gave_up(failure.reason, FailureKind.TRANSIENT, attempts, where)
+            wait = self.policy.wait_seconds(
+                attempts.transient_failures, failure.retry_after_seconds, self._jitter
+            )
             logger.warning(
                 "%s%s; retrying in %.1f s (retry %d of %d)",
                 where,
-                reason,
+                failure.reason,
                 wait,
                 attempts.transient_failures,
-                settings.max_retries,
+                self.policy.max_retries,
             )
             self.limiter.wait(wait)
             return None
         attempts.unusable_answers += 1
-        if not failure.retry or attempts.unusable_answers >= settings.max_calls_per_question:
-            return self._gave_up(reason, FailureKind.QUESTION, attempts, where)
+        if not failure.retry or attempts.unusable_answers >= self.settings.max_calls_per_question:
+            return self._gave_up(failure.reason, FailureKind.QUESTION, attempts, where)
         logger.warning(
             "%s%s; asking again (call %d of at most %d)",
             where,
-            reason,
+            failure.reason,
             attempts.unusable_answers + 1,
-            settings.max_calls_per_question,
+            self.settings.max_calls_per_question,
         )
         return None
 
     def _gave_up(
         self, reason: str, kind: FailureKind, attempts: _Attempts, where: str
     ) -> CallOutcome:
-        calls = attempts.calls
         tries = attempts.transient_failures + attempts.unusable_answers
-        if kind is FailureKind.TRANSIENT:
-            error = f"{reason}; gave up after {tries} attempt{'s' if tries != 1 else ''}"
-        else:
-            error = f"{reason}; gave up after {calls} call{'s' if calls != 1 else ''}"
+        word = "attempt" if kind is FailureKind.TRANSIENT else "call"
+        error = f"{reason}; gave up after {tries} {word}{'s' if tries != 1 else ''}"
         logger.info("%sleft unscored: %s", where, error)
-        return CallOutcome(None, None, error, kind, attempts.usage, calls, attempts.cost_usd)
+        return attempts.outcome(error, kind)
 
-    def _backoff(self, retry_number: int, retry_after: float | None) -> float:
-        """Capped exponential backoff with jitter, never shorter than the API's retry-after."""
-        settings = self.settings
-        exponential = settings.backoff_base_seconds * 2 ** (retry_number - 1)
-        wait = min(exponential, settings.backoff_max_seconds) * self._jitter.uniform(0.5, 1.0)
-        if retry_after is not None:
-            wait = max(wait, retry_after)
-        return min(wait, settings.backoff_max_seconds)
+    def _failure(self, error: Exception) -> Failure:
+        """``classify_failure`` with the API's words redacted: the one way API text enters."""
+        failure = classify_failure(error, self.model_id)
+        return replace(failure, reason=self.redacted(failure.reason))
 
-    def _capped(self, failure: Failure) -> float | None:
-        """The API's retry-after, never longer than the longest wait of the retry loop."""
-        if failure.retry_after_seconds is None:
-            return None
-        return min(failure.retry_after_seconds, self.settings.backoff_max_seconds)
-
-    def _redacted(self, text: str) -> str:
-        if len(self._api_key) >= 8:
-            return text.replace(self._api_key, "[REDACTED]")
+    def redacted(self, text: str) -> str:
+        """``text`` with the API key replaced, should the API have echoed it."""
+        if len(self._api_key) >= 8 and self._api_key in text:
+            return text.replace(self._api_key, _REDACTED)
         return text
 
-    # -- batch results ------------------------------------------------------------------------
+    # -- free requests and batches: one retry loop ------------------------------------------
 
-    def read_batch_message(
-        self, request: ModelRequest, message: Message
-    ) -> tuple[CallOutcome, bool]:
-        """A batch's ``succeeded`` message as an outcome; the flag says whether it was usable."""
-        usage = usage_of(message)
-        cost = call_cost(usage, self.settings.model, batch=True)
-        try:
-            payload = read_reply(message.stop_reason, message_text(message), request.max_tokens)
-            value = request.parse(payload)
-        except ReplyError as error:
-            reason = self._redacted(error.message)
-            return CallOutcome(None, None, reason, FailureKind.QUESTION, usage, 1, cost), False
-        return CallOutcome(value, payload, None, None, usage, 1, cost), True
+    def retrying(
+        self,
+        what: str,
+        action: Callable[[], T],
+        *,
+        missing: Callable[[], Exception] | None = None,
+        unreachable: Callable[[Failure], Exception] | None = None,
+    ) -> T:
+        """``action()`` (one request that is not a model call), retried by the policy.
 
-    # -- free requests ------------------------------------------------------------------------
+        Fatal failures raise ``JudgeFatalError``; a 404 raises ``missing()`` when given; a
+        connection that cannot be made raises ``unreachable(failure)`` at once when given;
+        transient failures past the policy's limit, and failures tied to the request, raise
+        ``ConfigError`` naming ``what``.
+        """
+        failures = 0
+        while True:
+            try:
+                return action()
+            except (anthropic.APIError, ValueError) as error:
+                if missing is not None and _is_not_found(error):
+                    raise missing() from error
+                failure = self._failure(error)
+                if unreachable is not None and _is_unreachable(error):
+                    raise unreachable(failure) from error
+                if failure.kind is FailureKind.FATAL:
+                    raise JudgeFatalError(failure.reason) from error
+                failures += 1
+                if failure.kind is FailureKind.QUESTION or self.policy.gives_up(failures):
+                    raise ConfigError(
+                        f"Could not {what} ({failure.reason}). Try again in a moment; "
+                        "https://status.anthropic.com shows outages"
+                    ) from error
+                wait = self.policy.wait_seconds(failures, failure.retry_after_seconds, self._jitter)
+                logger.warning("Could not %s (%s); retrying in %.1f s", what, failure.reason, wait)
+                self.limiter.wait(wait)
 
     def check_model(self) -> int | None:
         """Pre-flight: prove the key, the model and the access with ``GET /v1/models/{id}``.
 
         Returns the model's context window when the API states it. Raises ``JudgeFatalError``
-        with the usual one-line fixes, and ``ConfigError`` when the API cannot be reached.
+        with the usual one-line fixes, and ``ConfigError`` when the API cannot be reached
+        (at once: nothing is paid yet and the address is likely wrong) or keeps failing.
         """
-        try:
-            info = self.transport.retrieve_model(self.model_id)
-        except anthropic.APIConnectionError as error:
-            raise ConfigError(
+
+        def unreachable(failure: Failure) -> ConfigError:
+            return ConfigError(
                 f"Could not reach the Anthropic API at {self.transport.base_url} to check the "
-                f"key and model ({type(error).__name__}). Check your network (and "
+                f"key and model ({failure.reason}). Check your network (and "
                 "ANTHROPIC_BASE_URL if you set it), then run the same command again"
-            ) from error
-        except anthropic.APIStatusError as error:
-            failure = classify_failure(error, self.model_id)
-            if failure.kind is FailureKind.FATAL:
-                raise JudgeFatalError(self._redacted(failure.reason)) from error
-            raise ConfigError(
-                f"The Anthropic API could not check model {self.model_id} "
-                f"({self._redacted(failure.reason)}). Try again in a moment; "
-                "https://status.anthropic.com shows outages"
-            ) from error
+            )
+
+        info = self.retrying(
+            f"check model {self.model_id}",
+            lambda: self.transport.retrieve_model(self.model_id),
+            unreachable=unreachable,
+        )
+        return self._checked_model(info)
+
+    def _checked_model(self, info: anthropic.types.ModelInfo) -> int | None:
         if info.lifecycle == "retired":
             raise JudgeFatalError(
                 f"Model {self.model_id} is retired. Use --model sonnet, haiku or opus, or a "
@@ -439,36 +591,119 @@ class ModelClient:
                 self.model_id,
                 f" and retires on {info.retires_at:%Y-%m-%d}" if info.retires_at else "",
             )
-        if info.max_input_tokens:
-            self.context_window_tokens = info.max_input_tokens
+        window = info.max_input_tokens
+        if isinstance(window, int) and window > 0:
+            self.context_window_tokens = window
+        else:
+            window = None
         logger.info(
             "pre-flight: model %s (%s) available, context window %s tokens",
             info.id,
             info.display_name,
-            info.max_input_tokens or "not stated",
+            window or "not stated",
         )
-        return info.max_input_tokens
+        return window
 
     def count_input_tokens(self, request: ModelRequest) -> int:
-        """The request's input tokens by the API's free count_tokens endpoint (with retries)."""
+        """The request's input tokens by the API's free count_tokens endpoint (with retries).
+
+        Free requests do not wait for ``--delay`` or the calls' concurrency limit.
+        """
         params = self.params(request)
-        transient = 0
-        while True:
-            self.limiter.acquire()
+        try:
+            return self.retrying("count tokens", lambda: self.transport.count_tokens(params))
+        except ConfigError as error:
+            raise ConfigError(
+                f"{error.message.split('. Try again')[0]}. Run without --exact-estimate to use "
+                "the local estimate"
+            ) from error
+
+    # -- Message Batches ----------------------------------------------------------------------
+
+    def create_batch(self, entries: list[dict[str, Any]]) -> str:
+        """Create a Message Batch of ``{"custom_id", "params"}`` entries; its id."""
+        batch = self.retrying(
+            "create a Message Batch", lambda: self.transport.create_batch(entries)
+        )
+        return batch.id
+
+    def batch_progress(self, batch_id: str) -> BatchProgress:
+        """How far the batch has got; ``BatchMissingError`` when the API no longer knows it."""
+        batch = self.retrying(
+            f"check Message Batch {batch_id}",
+            lambda: self.transport.retrieve_batch(batch_id),
+            missing=lambda: BatchMissingError(batch_id),
+        )
+        counts = batch.request_counts
+        finished = counts.succeeded + counts.errored + counts.canceled + counts.expired
+        return BatchProgress(
+            batch.processing_status == "ended", finished, finished + counts.processing
+        )
+
+    def batch_results(self, batch_id: str) -> list[Any]:
+        """The results of an ended batch (SDK entries: ``custom_id`` and ``result``)."""
+        return self.retrying(
+            f"read the results of Message Batch {batch_id}",
+            lambda: list(self.transport.batch_results(batch_id)),
+            missing=lambda: BatchMissingError(batch_id),
+        )
+
+    def batches_created_since(self, since: datetime) -> list[BatchInfo]:
+        """The workspace's batches created at or after ``since``, newest first."""
+        found = self.retrying(
+            "list the Message Batches", lambda: self.transport.batches_created_since(since)
+        )
+        infos = []
+        for batch in found:
+            counts = batch.request_counts
+            total = (
+                counts.processing
+                + counts.succeeded
+                + counts.errored
+                + counts.canceled
+                + counts.expired
+            )
+            infos.append(
+                BatchInfo(batch.id, batch.created_at, total, batch.processing_status == "ended")
+            )
+        return infos
+
+    def read_batch_entry(
+        self, request: ModelRequest, result: Any
+    ) -> tuple[CallOutcome, Failure | None]:
+        """One batch result as an outcome (usage and cost of a billed answer) and, when it is
+        not a usable answer, why (with the API's words redacted)."""
+        if result.type == "succeeded":
             try:
-                count = self.transport.count_tokens(params)
-            except anthropic.APIError as error:
-                failure = classify_failure(error, self.model_id)
-                self.limiter.release(throttled=failure.throttled, retry_after=self._capped(failure))
-                if failure.kind is FailureKind.FATAL:
-                    raise JudgeFatalError(self._redacted(failure.reason)) from error
-                transient += 1
-                if failure.kind is FailureKind.QUESTION or transient > self.settings.max_retries:
-                    raise ConfigError(
-                        f"Counting tokens failed ({self._redacted(failure.reason)}). Run "
-                        "without --exact-estimate to use the local estimate"
-                    ) from error
-                self.limiter.wait(self._backoff(transient, failure.retry_after_seconds))
-            else:
-                self.limiter.release()
-                return count
+                reply = read_message(result.message)
+            except MalformedReplyError as error:
+                return CallOutcome(None, None), self._failure(error)
+            cost = call_cost(reply.usage, self.settings.model, batch=True)
+            billed = CallOutcome(None, None, None, None, reply.usage, 1, cost)
+            try:
+                payload = read_reply(reply.stop_reason, reply.text, request.max_tokens)
+                value = request.parse(payload)
+            except ReplyError as error:
+                return billed, self._failure(error)
+            return replace(billed, value=value, payload=payload), None
+        if result.type == "errored":
+            error = getattr(result.error, "error", None)
+            error_type = getattr(error, "type", None) or "api_error"
+            detail = " ".join(str(getattr(error, "message", "") or "").split())
+            status = _STATUS_OF_ERROR_TYPE.get(error_type, 500)
+            failure = failure_for_status(
+                status, error_type, detail[:_API_MESSAGE_LIMIT], self.model_id
+            )
+            return CallOutcome(None, None), replace(failure, reason=self.redacted(failure.reason))
+        reason = f"the batch request was {result.type}"
+        return CallOutcome(None, None), Failure(FailureKind.TRANSIENT, reason)
+
+
+def _is_not_found(error: Exception) -> bool:
+    return isinstance(error, anthropic.NotFoundError)
+
+
+def _is_unreachable(error: Exception) -> bool:
+    return isinstance(error, anthropic.APIConnectionError) and not isinstance(
+        error, anthropic.APITimeoutError
+    )

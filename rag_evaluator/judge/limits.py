@@ -8,9 +8,10 @@ main judge, its consensus votes and every other model-judged family share them:
   number of calls allowed in flight (never below one) and pauses every worker for the
   ``retry-after`` the API asked for; each run of successes as long as the current limit grows
   it again by one, up to ``max_in_flight`` (additive increase, multiplicative decrease).
-- ``SpendingCap``: ``--max-cost``. Before a call, the cost spent so far plus the estimated cost
-  of the calls in flight and of this one must stay within the budget; otherwise the call is
-  refused with ``BudgetExhaustedError`` and the run stops cleanly.
+- ``SpendingCap``: ``--max-cost``. Before a call, the cost spent so far (by every session of
+  the run: a resumed run starts from what its checkpoint says was spent) plus the estimated
+  cost of the calls in flight and of this one must stay within the budget; otherwise the call
+  is refused with ``BudgetExhaustedError`` and the run stops cleanly.
 """
 
 from __future__ import annotations
@@ -21,12 +22,28 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rag_evaluator.core.cost import usd
 from rag_evaluator.errors import BudgetExhaustedError, RunStoppedError
 
 logger = logging.getLogger(__name__)
 
 # How often a waiting worker wakes up to see whether the run was stopped.
 _STOP_POLL_SECONDS = 0.1
+# The spacing of a sequential run when --delay is not given (the spec's fixed pacing).
+SEQUENTIAL_DELAY_SECONDS = 0.5
+DELAY_HELP = (
+    "Minimum seconds between the starts of two calls. Default: 0.5 with --concurrency 1; "
+    "with more, none: the API's rate-limit signals (retry-after, adaptive back-off) pace the run."
+)
+
+
+def call_spacing(delay_seconds: float | None, concurrency: int) -> float:
+    """The spacing between call starts: ``--delay`` when given, else the sequential run's
+    0.5 s, and none for a concurrent run (a fixed spacing would cap it at 2 calls a second
+    whatever ``--concurrency`` says; rate limits slow it down instead)."""
+    if delay_seconds is not None:
+        return delay_seconds
+    return SEQUENTIAL_DELAY_SECONDS if concurrency <= 1 else 0.0
 
 
 class CallLimiter:
@@ -52,7 +69,6 @@ class CallLimiter:
         self._last_start: float | None = None
         self._paused_until = 0.0
         self._successes_at_limit = 0
-        self.throttle_events = 0
 
     @property
     def limit(self) -> int:
@@ -82,7 +98,6 @@ class CallLimiter:
         with self._condition:
             self._in_flight -= 1
             if throttled:
-                self.throttle_events += 1
                 previous = self._limit
                 self._limit = max(1, self._limit // 2)
                 self._successes_at_limit = 0
@@ -132,8 +147,8 @@ class SpendingCap:
                 if committed + estimated_usd > self.budget_usd:
                     raise BudgetExhaustedError(
                         f"Stopped before the next call: it would take the spending past the "
-                        f"--max-cost budget of ${self.budget_usd:.2f} (spent so far "
-                        f"${self._spend.spent:.4f}). Finished questions are kept: run the same "
+                        f"--max-cost budget of {usd(self.budget_usd)} ({usd(self._spend.spent)} "
+                        "spent by this run so far, resumed sessions included): run the same "
                         "command again with a higher --max-cost to go on"
                     )
             self._spend.reserved += estimated_usd

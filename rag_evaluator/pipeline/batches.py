@@ -1,44 +1,57 @@
 """``--batch``: the run's calls as Message Batches, at half price, stage by stage.
 
-Every question's first-stage calls go out as one batch (split past the API's limits: 100,000
-requests or 256 MB per batch), polled until it ends; then the next stage of the questions that
-need one (the judge's consensus votes, claim verification) as the next batch, and so on. A
-request whose result is unusable, errored, expired or canceled is sent again in a follow-up
-batch, within the same limits as direct calls (``max_retries`` transient failures,
+Every question's first-stage calls go out as batches (split past the API's limits: 100,000
+requests or 256 MB per batch), all created first and then polled together; then the next
+stage of the questions that need one (the judge's consensus votes, claim verification), and
+so on. A request whose result is unusable, errored, expired or canceled is sent again in a
+follow-up batch, within the same limits as direct calls (``max_retries`` transient failures,
 ``max_calls_per_question`` unusable answers), then recorded unscored.
 
-Each batch id goes into the checkpoint the moment the batch exists, with the ``custom_id`` of
-every request in it; ``custom_id`` is deterministic (question, family, stage, request), so a
-rerun after a crash, Ctrl-C or ``kill -9`` polls the same batch and takes its results instead
-of paying twice. A batch is marked done in the checkpoint once its results are recorded.
+Nothing is paid for twice:
+
+- before a batch is created, its requests are recorded as an intent (fsynced); once it
+  exists, its id (fsynced). A rerun after a stop between the two looks for the batch among
+  the workspace's recent ones (same number of requests, created since the intent, the same
+  ``custom_id`` set in its results) before creating another;
+- ``custom_id`` is deterministic (question, family, stage, request), so a rerun polls a
+  recorded batch and takes its results;
+- each collected result is written to the checkpoint (a ``stage`` line per question, the
+  calls an unusable answer paid for kept as pending) before its batch is marked done;
+- a batch the API no longer knows is marked done with a warning: its requests were never
+  collected, so they are asked again.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import secrets
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-import anthropic
-
-from rag_evaluator.core.records import TokenUsage
 from rag_evaluator.core.requests import CallOutcome, FailureKind, ModelRequest
 from rag_evaluator.core.tasks.base import QuestionRecord
-from rag_evaluator.errors import BudgetExhaustedError, JudgeFatalError
-from rag_evaluator.judge.client import ModelClient, classify_failure
+from rag_evaluator.errors import BatchMissingError, BudgetExhaustedError, JudgeFatalError
+from rag_evaluator.judge.client import ModelClient
 from rag_evaluator.pipeline.engine import FamilyRun, QuestionJob, stage_digest
-from rag_evaluator.storage.checkpoint import CheckpointWriter, RecordedStage, StageKey
+from rag_evaluator.storage.checkpoint import (
+    BatchIntent,
+    CheckpointWriter,
+    LoadedCheckpoint,
+    RecordedStage,
+    StageKey,
+)
 
 logger = logging.getLogger(__name__)
 
 MAX_REQUESTS_PER_BATCH = 100_000
 # The API takes up to 256 MB per batch; stay well under it (JSON framing, headers).
 MAX_BYTES_PER_BATCH = 200 * 1024 * 1024
-
-T = TypeVar("T")
+# How far this machine's clock may be ahead of the API's when matching a batch to its intent.
+CLOCK_SKEW = timedelta(minutes=10)
 
 
 def custom_id(key: StageKey, index: int) -> str:
@@ -49,17 +62,19 @@ def custom_id(key: StageKey, index: int) -> str:
 
 @dataclass
 class _Pending:
-    """One request waiting for a usable result, across follow-up batches."""
+    """One request waiting for a usable result, across follow-up batches.
+
+    What its unusable answers paid for is held by its ``FamilyRun`` (``carried``).
+    """
 
     run: FamilyRun
     index: int
     request: ModelRequest
     custom_id: str
-    usage: TokenUsage = field(default_factory=TokenUsage)
-    cost_usd: float = 0.0
-    calls: int = 0
+    reserved_usd: float = 0.0
     transient_failures: int = 0
     unusable_answers: int = 0
+    give_up: bool = False  # the API said not to ask again
     last_error: str = ""
 
 
@@ -73,33 +88,52 @@ class BatchRunner:
         *,
         poll_seconds: float = 30.0,
         interaction: Any = None,
-        open_batches: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.client = client
         self.stop = stop
         self.poll_seconds = poll_seconds
         self.interaction = interaction
-        self.open_batches = dict(open_batches or {})
+        self.open_batches: dict[str, tuple[str, ...]] = {}
+        self.intents: dict[str, BatchIntent] = {}
+        self.recorded_batches: set[str] = set()
+        self.created_now: set[str] = set()
+        self._creating = False
+
+    def interrupt_note(self) -> str | None:
+        """What a stop right now leaves behind that the user should know of."""
+        if self._creating:
+            return (
+                "A Message Batch may have been created as the run stopped; the next run looks "
+                "for it and collects it rather than paying for it again"
+            )
+        if self.open_batches:
+            return (
+                "The Message Batches already sent go on without this run; the next run "
+                "collects them"
+            )
+        return None
 
     def run(self, jobs: Sequence[QuestionJob], context: Any) -> None:
         writer, recorder, journal = context
         self.writer: CheckpointWriter = writer
         self.recorder = recorder
+        resumed: LoadedCheckpoint | None = recorder.plan.checkpoint.resume_from
+        if resumed is not None:
+            self.open_batches = dict(resumed.open_batches)
+            self.intents = dict(resumed.unconfirmed_intents)
+            self.recorded_batches = set(resumed.recorded_batches)
         self.journal: dict[StageKey, RecordedStage] = dict(journal)
-        if not self.open_batches:
-            resumed = recorder.plan.checkpoint.resume_from
-            if resumed is not None:
-                self.open_batches = dict(resumed.open_batches)
-        active: dict[int, list[FamilyRun]] = {}
-        known = {job.question_number: job for job in jobs}
+        self.active: dict[int, list[FamilyRun]] = {}
+        self.known = {job.question_number: job for job in jobs}
         waiting: list[FamilyRun] = []
         for job in jobs:
             runs = [FamilyRun(family, job) for family in job.families]
-            active[job.question_number] = runs
-            for run in runs:
-                if run.start(self.journal) is not None:
-                    waiting.append(run)
-            self._finish_if_done(job.question_number, active, known)
+            self.active[job.question_number] = runs
+            waiting.extend(run for run in runs if run.start(self.journal) is not None)
+            self._finish_if_done(job.question_number)
+        self._run_stages(waiting)
+
+    def _run_stages(self, waiting: list[FamilyRun]) -> None:
         budget_error: BudgetExhaustedError | None = None
         while waiting and budget_error is None:
             pending = [
@@ -111,90 +145,88 @@ class BatchRunner:
                 self._resolve(pending)
             except BudgetExhaustedError as error:
                 budget_error = error
-            next_waiting: list[FamilyRun] = []
-            for run in waiting:
-                if any(outcome is None for outcome in run.outcomes):
-                    continue  # not sent: over the budget
-                outcomes = tuple(run.outcomes)  # type: ignore[arg-type]
-                finished_key, digest = run.key, stage_digest(run.stage)
-                next_stage = run.next_stage(outcomes)  # type: ignore[arg-type]
-                if next_stage is not None:
-                    recorder.stage_finished(finished_key, digest, outcomes)
-                    next_waiting.append(run)
-                else:
-                    siblings = active.get(run.question_number, [])
-                    if any(other.result is None for other in siblings):
-                        # Done, but another family of the question is not: keep its cost.
-                        recorder.stage_finished(finished_key, digest, outcomes)
-                    self._finish_if_done(run.question_number, active, known)
-            waiting = next_waiting
+            waiting = self._advance(waiting)
         if budget_error is not None:
             raise budget_error
 
-    def _finish_if_done(
-        self,
-        question_number: int,
-        active: dict[int, list[FamilyRun]],
-        known: dict[int, QuestionJob],
-    ) -> None:
-        runs = active.get(question_number)
+    def _advance(self, waiting: list[FamilyRun]) -> list[FamilyRun]:
+        """Move each run whose stage is answered on to its next stage (or finish it)."""
+        next_waiting: list[FamilyRun] = []
+        for run in waiting:
+            if any(outcome is None for outcome in run.outcomes):
+                continue  # not sent: over the budget
+            outcomes = tuple(run.outcomes)
+            finished_key, digest = run.key, stage_digest(run.stage)
+            next_stage = run.next_stage(outcomes)  # type: ignore[arg-type]
+            if next_stage is not None:
+                self.recorder.stage_finished(finished_key, digest, outcomes)
+                next_waiting.append(run)
+                continue
+            siblings = self.active.get(run.question_number, [])
+            if any(other.result is None for other in siblings):
+                # Done, but another family of the question is not: keep its cost.
+                self.recorder.stage_finished(finished_key, digest, outcomes)
+            self._finish_if_done(run.question_number)
+        return next_waiting
+
+    def _finish_if_done(self, question_number: int) -> None:
+        runs = self.active.get(question_number)
         if runs is None or any(run.result is None for run in runs):
             return
-        del active[question_number]
-        results = dict(known[question_number].known)
+        del self.active[question_number]
+        job = self.known[question_number]
+        results = dict(job.known)
         for run in runs:
             results[run.family.name] = run.result  # type: ignore[assignment]
-        self.recorder.question_finished(
-            QuestionRecord(question_number, results), known[question_number].item
-        )
+        self.recorder.question_finished(QuestionRecord(question_number, results), job.item)
 
     # -- one stage: batches until every request has a final outcome ---------------------------
 
     def _resolve(self, pending: list[_Pending]) -> None:
         outstanding = {item.custom_id: item for item in pending}
-        settings = self.client.settings
         while outstanding:
-            for batch_id, ids in list(self.open_batches.items()):
-                if outstanding.keys() & set(ids):
-                    self._say(f"Collecting Message Batch {batch_id}, sent by the earlier run")
-                    self._collect(batch_id, outstanding)
-            if not outstanding:
-                break
+            self._adopt_intents(outstanding)
+            in_batches = {custom for ids in self.open_batches.values() for custom in ids}
+            to_send = [item for custom, item in outstanding.items() if custom not in in_batches]
             budget_error: BudgetExhaustedError | None = None
-            chosen: list[_Pending] = []
-            reservations: list[float] = []
-            for item in outstanding.values():
-                try:
-                    reservations.append(
-                        self.client.cap.reserve(self.client.estimated_call_usd(item.request))
-                    )
-                except BudgetExhaustedError as error:
-                    budget_error = error
-                    break
-                chosen.append(item)
-            if chosen:
-                spent_before = sum(item.cost_usd for item in chosen)
-                try:
-                    for group in self._split(chosen):
-                        batch_id = self._create(group)
-                        self._collect(batch_id, outstanding)
-                finally:
-                    spent = sum(item.cost_usd for item in chosen) - spent_before
-                    self.client.cap.settle(sum(reservations), spent)
+            if to_send:
+                chosen, budget_error = self._within_budget(to_send)
+                self._create_all(chosen)
+            self._collect_open(outstanding)
             if budget_error is not None:
                 raise budget_error
-            for item in list(outstanding.values()):
-                if item.transient_failures > settings.max_retries:
-                    self._final(item, outstanding, FailureKind.TRANSIENT)
-                elif item.unusable_answers >= settings.max_calls_per_question:
-                    self._final(item, outstanding, FailureKind.QUESTION)
+            self._give_up_exhausted(outstanding)
+
+    def _within_budget(
+        self, items: list[_Pending]
+    ) -> tuple[list[_Pending], BudgetExhaustedError | None]:
+        """The requests that fit ``--max-cost`` (each reserved), and the error past them."""
+        chosen: list[_Pending] = []
+        for item in items:
+            try:
+                item.reserved_usd = self.client.cap.reserve(
+                    self.client.estimated_call_usd(item.request)
+                )
+            except BudgetExhaustedError as error:
+                return chosen, error
+            chosen.append(item)
+        return chosen, None
+
+    def _give_up_exhausted(self, outstanding: dict[str, _Pending]) -> None:
+        settings = self.client.settings
+        for item in list(outstanding.values()):
+            if self.client.policy.gives_up(item.transient_failures):
+                self._final(item, outstanding, FailureKind.TRANSIENT)
+            elif item.give_up or item.unusable_answers >= settings.max_calls_per_question:
+                self._final(item, outstanding, FailureKind.QUESTION)
 
     def _final(self, item: _Pending, outstanding: dict[str, _Pending], kind: FailureKind) -> None:
         tries = item.transient_failures + item.unusable_answers
         error = f"{item.last_error}; gave up after {tries} attempt{'s' if tries != 1 else ''}"
-        outcome = CallOutcome(None, None, error, kind, item.usage, item.calls, item.cost_usd)
-        item.run.deliver(item.index, outcome)
+        item.run.give_up(item.index, error, kind)
         del outstanding[item.custom_id]
+
+    # -- creating batches ---------------------------------------------------------------------
 
     def _split(self, items: list[_Pending]) -> list[list[_Pending]]:
         groups: list[list[_Pending]] = [[]]
@@ -213,142 +245,177 @@ class BatchRunner:
     def _entry(self, item: _Pending) -> dict[str, Any]:
         return {"custom_id": item.custom_id, "params": self.client.params(item.request)}
 
-    def _create(self, group: list[_Pending]) -> str:
-        batch = self._with_retries(
-            "create a batch",
-            lambda: self.client.transport.create_batch([self._entry(item) for item in group]),
-        )
-        ids = [item.custom_id for item in group]
-        # Recorded before anything else can go wrong: a rerun polls this batch, never pays twice.
-        self.writer.append_batch(batch.id, ids)
-        self.open_batches[batch.id] = tuple(ids)
-        logger.info("Created Message Batch %s with %d request(s)", batch.id, len(ids))
-        self._say(
-            f"Sent Message Batch {batch.id} ({len(ids)} request(s)); checking it every "
-            f"{self.poll_seconds:g} s. Ctrl-C stops waiting; the batch goes on and a rerun "
-            "collects it"
-        )
-        return batch.id
+    def _create_all(self, chosen: list[_Pending]) -> None:
+        """Create a batch per group, each recorded as an intent first and by id once it exists."""
+        if not chosen:
+            return
+        for group in self._split(chosen):
+            ids = [item.custom_id for item in group]
+            intent = secrets.token_hex(8)
+            self.writer.append_batch_intent(intent, ids, datetime.now(UTC))
+            self._creating = True
+            batch_id = self.client.create_batch([self._entry(item) for item in group])
+            self.writer.append_batch(batch_id, intent)
+            self._creating = False
+            self.open_batches[batch_id] = tuple(ids)
+            self.recorded_batches.add(batch_id)
+            self.created_now.add(batch_id)
+            logger.info("Created Message Batch %s with %d request(s)", batch_id, len(ids))
+            self._say(
+                f"Sent Message Batch {batch_id} ({len(ids)} request(s)); checking every "
+                f"{self.poll_seconds:g} s. Ctrl-C stops waiting; the batch goes on and a rerun "
+                "collects it"
+            )
+            self._stop_if_asked()
 
-    def _say(self, message: str) -> None:
-        if self.interaction is not None:
-            self.interaction.info(message)
+    def _stop_if_asked(self) -> None:
+        if self.stop.is_set():
+            raise KeyboardInterrupt
+
+    # -- finding a batch a stopped run may have created ---------------------------------------
+
+    def _adopt_intents(self, outstanding: dict[str, _Pending]) -> None:
+        """For each intent of an earlier run with no batch id: find its batch, or void it."""
+        for intent, planned in list(self.intents.items()):
+            if not outstanding.keys() & set(planned.custom_ids):
+                continue
+            self._say("Looking for the Message Batch an earlier run was creating when it stopped")
+            found = self._find_batch(planned)
+            if found is None:
+                logger.info("No Message Batch was created for intent %s; sending anew", intent)
+                self.writer.append_batch_intent_void(intent)
+            else:
+                self._say(f"Found Message Batch {found}, created by the earlier run")
+                self.writer.append_batch(found, intent)
+                self.open_batches[found] = planned.custom_ids
+                self.recorded_batches.add(found)
+            del self.intents[intent]
+
+    def _find_batch(self, planned: BatchIntent) -> str | None:
+        since = planned.created_at - CLOCK_SKEW
+        wanted = set(planned.custom_ids)
+        candidates = [
+            info
+            for info in self.client.batches_created_since(since)
+            if info.request_count == len(wanted) and info.batch_id not in self.recorded_batches
+        ]
+        for info in sorted(candidates, key=lambda found: found.created_at):
+            try:
+                self._wait_until_ended([info.batch_id])
+                results = self.client.batch_results(info.batch_id)
+            except BatchMissingError:
+                continue
+            if {entry.custom_id for entry in results} == wanted:
+                return info.batch_id
+        return None
+
+    # -- collecting ---------------------------------------------------------------------------
+
+    def _collect_open(self, outstanding: dict[str, _Pending]) -> None:
+        """Poll every open batch holding outstanding requests, together; collect each as it
+        ends."""
+        holding = [
+            batch_id
+            for batch_id, ids in self.open_batches.items()
+            if any(custom in outstanding for custom in ids)
+        ]
+        for batch_id in holding:
+            if batch_id not in self.created_now:
+                self._say(f"Collecting Message Batch {batch_id}, sent by the earlier run")
+        for batch_id in self._wait_until_ended(holding):
+            self._collect(batch_id, outstanding)
+
+    def _wait_until_ended(self, batch_ids: list[str]) -> list[str]:
+        """Poll ``batch_ids`` until each has ended (or is missing); those that ended, in the
+        order they did."""
+        left = list(batch_ids)
+        ended: list[str] = []
+        while left:
+            finished = total = 0
+            for batch_id in list(left):
+                try:
+                    progress = self.client.batch_progress(batch_id)
+                except BatchMissingError:
+                    self._missing(batch_id)
+                    left.remove(batch_id)
+                    continue
+                finished += progress.finished
+                total += progress.total
+                if progress.ended:
+                    ended.append(batch_id)
+                    left.remove(batch_id)
+            if self.interaction is not None and total:
+                label = "Batch" if len(batch_ids) == 1 else f"{len(batch_ids)} batches"
+                self.interaction.work_progress(label, finished, total)
+            if left and self.stop.wait(self.poll_seconds):
+                raise KeyboardInterrupt
+        return ended
+
+    def _missing(self, batch_id: str) -> None:
+        logger.warning(
+            "The API no longer knows Message Batch %s (its results expired, or it belongs to "
+            "another workspace); its requests that were not collected are sent again",
+            batch_id,
+        )
+        if batch_id in self.open_batches:
+            self.writer.append_batch_done(batch_id)
+            self.open_batches.pop(batch_id, None)
 
     def _collect(self, batch_id: str, outstanding: dict[str, _Pending]) -> None:
-        """Wait for a batch to end, then apply its results to the outstanding requests."""
-        self._wait(batch_id)
-        results = self._with_retries(
-            "read the batch results", lambda: list(self.client.transport.batch_results(batch_id))
-        )
+        """Apply an ended batch's results, keep them in the checkpoint, then mark it done."""
+        try:
+            results = self.client.batch_results(batch_id)
+        except BatchMissingError:
+            self._missing(batch_id)
+            return
         seen: set[str] = set()
+        touched: dict[int, FamilyRun] = {}
         for entry in results:
-            item = outstanding.get(entry.custom_id)
             seen.add(entry.custom_id)
-            if item is None:
-                continue
-            self._apply(item, entry.result, outstanding)
+            item = outstanding.get(entry.custom_id)
+            if item is not None:
+                touched[id(item.run)] = item.run
+                self._apply(item, entry.result, outstanding)
         for custom in self.open_batches.get(batch_id, ()):
             item = outstanding.get(custom)
             if item is not None and custom not in seen:
-                item.transient_failures += 1
+                self._failed_attempt(item, CallOutcome(None, None), FailureKind.TRANSIENT, "")
                 item.last_error = "the batch returned no result for this request"
+        for run in touched.values():
+            # Durable before the batch counts as done: a stop now never pays for these again.
+            self.recorder.stage_finished(run.key, stage_digest(run.stage), run.journal_outcomes())
         self.writer.append_batch_done(batch_id)
         self.open_batches.pop(batch_id, None)
 
     def _apply(self, item: _Pending, result: Any, outstanding: dict[str, _Pending]) -> None:
-        if result.type == "succeeded":
-            outcome, usable = self.client.read_batch_message(item.request, result.message)
-            item.usage = item.usage + outcome.usage
-            item.cost_usd += outcome.cost_usd
-            item.calls += 1
-            if usable:
-                final = CallOutcome(
-                    outcome.value,
-                    outcome.payload,
-                    None,
-                    None,
-                    item.usage,
-                    item.calls,
-                    item.cost_usd,
-                )
-                item.run.deliver(item.index, final)
-                del outstanding[item.custom_id]
-                return
+        outcome, failure = self.client.read_batch_entry(item.request, result)
+        self.client.cap.settle(item.reserved_usd, outcome.cost_usd)
+        item.reserved_usd = 0.0
+        if failure is None:
+            item.run.deliver(item.index, outcome)
+            del outstanding[item.custom_id]
+            return
+        if failure.kind is FailureKind.FATAL:
+            raise JudgeFatalError(
+                f"The Message Batch refused a request: {failure.reason}. Run the same command "
+                "again to resume once this is fixed"
+            )
+        self._failed_attempt(item, outcome, failure.kind, failure.reason)
+        item.give_up = item.give_up or not failure.retry
+        if failure.kind is FailureKind.QUESTION:
+            logger.warning("%s: %s; asking again in the next batch", item.custom_id, failure.reason)
+
+    def _failed_attempt(
+        self, item: _Pending, paid: CallOutcome, kind: FailureKind, reason: str
+    ) -> None:
+        """Count a failed attempt; what it paid for is carried into the request's outcome."""
+        item.run.hold(item.index, paid)
+        if kind is FailureKind.QUESTION:
             item.unusable_answers += 1
-            item.last_error = outcome.error or "unusable answer"
-            logger.warning(
-                "%s: %s; asking again in the next batch", item.custom_id, item.last_error
-            )
-            return
-        if result.type == "errored":
-            error = result.error.error
-            error_type = getattr(error, "type", "api_error")
-            message = getattr(error, "message", "") or error_type
-            if error_type in (
-                "authentication_error",
-                "permission_error",
-                "billing_error",
-                "not_found_error",
-            ):
-                raise JudgeFatalError(
-                    f"The Message Batch refused a request ({error_type}: {message}). Check the "
-                    "API key, the model and the billing, then run the same command again to resume"
-                )
-            if error_type == "invalid_request_error":
-                item.unusable_answers += 1
-                item.last_error = f"request rejected: {message}"
-            else:
-                item.transient_failures += 1
-                item.last_error = f"API error in the batch ({error_type})"
-            return
-        item.transient_failures += 1
-        item.last_error = f"the batch request was {result.type}"
+        else:
+            item.transient_failures += 1
+        item.last_error = reason
 
-    def _wait(self, batch_id: str) -> None:
-        label = f"Batch {batch_id[-8:]}"
-        while True:
-            batch = self._with_retries(
-                "check the batch", lambda: self.client.transport.retrieve_batch(batch_id)
-            )
-            counts = batch.request_counts
-            finished = counts.succeeded + counts.errored + counts.canceled + counts.expired
-            total = finished + counts.processing
-            if self.interaction is not None:
-                self.interaction.work_progress(label, finished, total)
-            if batch.processing_status == "ended":
-                logger.info(
-                    "Batch %s ended: %d succeeded, %d errored, %d canceled, %d expired",
-                    batch_id,
-                    counts.succeeded,
-                    counts.errored,
-                    counts.canceled,
-                    counts.expired,
-                )
-                return
-            self.stop.wait(self.poll_seconds)
-
-    def _with_retries(self, what: str, action: Callable[[], T]) -> T:
-        settings = self.client.settings
-        failures = 0
-        while True:
-            try:
-                return action()
-            except anthropic.APIError as error:
-                failure = classify_failure(error, self.client.model_id)
-                if failure.kind is FailureKind.FATAL:
-                    raise JudgeFatalError(failure.reason) from error
-                failures += 1
-                if failure.kind is FailureKind.QUESTION or failures > settings.max_retries:
-                    raise JudgeFatalError(
-                        f"Could not {what} ({failure.reason}). Run the same command again to "
-                        "resume; batches already created are polled, not paid for again"
-                    ) from error
-                wait = min(
-                    settings.backoff_max_seconds,
-                    max(
-                        settings.backoff_base_seconds * 2 ** (failures - 1),
-                        failure.retry_after_seconds or 0,
-                    ),
-                )
-                logger.warning("Could not %s (%s); retrying in %.1f s", what, failure.reason, wait)
-                self.stop.wait(wait)
+    def _say(self, message: str) -> None:
+        if self.interaction is not None:
+            self.interaction.info(message)

@@ -26,16 +26,15 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from rag_evaluator.core.records import EvaluationItem, TokenUsage
-from rag_evaluator.core.requests import CallOutcome, FailureKind, ModelRequest
+from rag_evaluator.core.requests import CallOutcome, FailureKind, ModelRequest, ReplyError
 from rag_evaluator.core.tasks.base import FamilyResult, JudgedFamily, QuestionRecord, Stage
 from rag_evaluator.errors import (
     BudgetExhaustedError,
     JudgeFatalError,
     JudgeUnavailableError,
-    RagEvalError,
     RunStoppedError,
 )
-from rag_evaluator.storage.checkpoint import RecordedOutcome, RecordedStage, StageKey
+from rag_evaluator.storage.checkpoint import PENDING, RecordedOutcome, RecordedStage, StageKey
 
 logger = logging.getLogger(__name__)
 
@@ -83,33 +82,75 @@ def stage_digest(stage: Stage) -> str:
 
 
 def recorded(outcome: CallOutcome) -> RecordedOutcome:
-    """A call outcome as the checkpoint keeps it."""
+    """A call outcome as the checkpoint keeps it; a transient failure is kept ``pending``
+    (asked again on resume, its paid calls carried)."""
+    pending = outcome.failure is FailureKind.TRANSIENT
     return RecordedOutcome(
-        payload=dict(outcome.payload) if outcome.payload is not None else None,
+        payload=dict(outcome.payload) if outcome.payload is not None and not pending else None,
         error=outcome.error,
-        failure=outcome.failure.value if outcome.failure else None,
+        failure=PENDING if pending else (outcome.failure.value if outcome.failure else None),
         usage=outcome.usage,
         calls=outcome.calls,
         cost_usd=outcome.cost_usd,
+        retries=outcome.retries,
     )
 
 
 def replayed(request: ModelRequest, saved: RecordedOutcome) -> CallOutcome | None:
-    """A recorded outcome as the task receives it; ``None`` when it no longer parses."""
+    """A recorded outcome as the task receives it; ``None`` when it no longer parses.
+
+    A pending outcome comes back as a transient failure: what its calls paid, to carry.
+    """
+    if saved.pending:
+        return CallOutcome(
+            None,
+            None,
+            saved.error,
+            FailureKind.TRANSIENT,
+            saved.usage,
+            saved.calls,
+            saved.cost_usd,
+            saved.retries,
+        )
     failure = FailureKind(saved.failure) if saved.failure else None
     value = None
     if saved.payload is not None:
         try:
             value = request.parse(saved.payload)
-        except ValueError:
+        except (ValueError, ReplyError):
             return None
     return CallOutcome(
-        value, saved.payload, saved.error, failure, saved.usage, saved.calls, saved.cost_usd
+        value,
+        saved.payload,
+        saved.error,
+        failure,
+        saved.usage,
+        saved.calls,
+        saved.cost_usd,
+        saved.retries,
+    )
+
+
+def with_carried(carried: CallOutcome | None, outcome: CallOutcome) -> CallOutcome:
+    """``outcome`` with the calls an earlier attempt of the same request paid for."""
+    if carried is None:
+        return outcome
+    return replace(
+        outcome,
+        usage=carried.usage + outcome.usage,
+        calls=carried.calls + outcome.calls,
+        cost_usd=carried.cost_usd + outcome.cost_usd,
+        retries=carried.retries + outcome.retries + 1,
     )
 
 
 class FamilyRun:
-    """One family's task for one question, advancing stage by stage."""
+    """One family's task for one question, advancing stage by stage.
+
+    ``carried`` holds, per request of the current stage not answered yet, the calls an
+    earlier attempt paid for (a stop cut it short): they are added to its outcome when it
+    comes, and journaled as pending until then.
+    """
 
     def __init__(self, family: JudgedFamily[Any], job: QuestionJob) -> None:
         self.family = family
@@ -118,10 +159,12 @@ class FamilyRun:
         self.stage_index = -1
         self.stage: Stage = ()
         self.outcomes: list[CallOutcome | None] = []
+        self.carried: dict[int, CallOutcome] = {}
         self.result: FamilyResult | None = None
         self.usage = TokenUsage()
         self.calls = 0
         self.cost_usd = 0.0
+        self.retries = 0
         self.answered = False  # some call got an answer from the API (usable or not)
         self.failed_transiently = False  # some call ran out of transient retries
 
@@ -151,8 +194,11 @@ class FamilyRun:
                 for item, outcome in zip(outcomes, saved.outcomes, strict=True)
             ):
                 return stage  # an answer that no longer parses: ask the whole stage again
-            for outcome in outcomes:
-                if outcome is not None:
+            for index, outcome in enumerate(outcomes):
+                if outcome is not None and outcome.failure is FailureKind.TRANSIENT:
+                    self.carried[index] = outcome
+                    outcomes[index] = None
+                elif outcome is not None:
                     self.account(outcome)
             if any(item is None for item in outcomes):
                 self.outcomes = outcomes
@@ -164,10 +210,28 @@ class FamilyRun:
         """The indices of the current stage's requests that still need an outcome."""
         return [index for index, outcome in enumerate(self.outcomes) if outcome is None]
 
+    def journal_outcomes(self) -> list[CallOutcome | None]:
+        """The current stage's outcomes as the journal keeps them: the answered ones, the
+        carried calls of the others (pending), ``None`` for requests not yet paid for."""
+        return [
+            outcome if outcome is not None else self.carried.get(index)
+            for index, outcome in enumerate(self.outcomes)
+        ]
+
+    def hold(self, index: int, paid: CallOutcome) -> None:
+        """Keep what a request cut short by a stop paid for, to carry into its next outcome."""
+        self.carried[index] = with_carried(self.carried.get(index), paid)
+
+    def give_up(self, index: int, error: str, kind: FailureKind) -> None:
+        """End a request without an answer: what its attempts paid for, and why."""
+        paid = self.carried.pop(index, None) or CallOutcome(None, None)
+        self.deliver(index, replace(paid, value=None, payload=None, error=error, failure=kind))
+
     def account(self, outcome: CallOutcome) -> None:
         self.usage = self.usage + outcome.usage
         self.calls += outcome.calls
         self.cost_usd += outcome.cost_usd
+        self.retries += outcome.retries
         if outcome.ok or (outcome.failure is FailureKind.QUESTION and outcome.calls):
             self.answered = True
         if outcome.failure is FailureKind.TRANSIENT:
@@ -175,6 +239,7 @@ class FamilyRun:
 
     def deliver(self, index: int, outcome: CallOutcome) -> tuple[CallOutcome, ...] | None:
         """Record one request's outcome; the stage's outcomes once all of them are in."""
+        outcome = with_carried(self.carried.pop(index, None), outcome)
         self.outcomes[index] = outcome
         self.account(outcome)
         if any(item is None for item in self.outcomes):
@@ -190,13 +255,18 @@ class FamilyRun:
                 stage = next(self._task) if outcomes is None else self._task.send(outcomes)
             except StopIteration as finished:
                 self.result = replace(
-                    finished.value, usage=self.usage, calls=self.calls, cost_usd=self.cost_usd
+                    finished.value,
+                    usage=self.usage,
+                    calls=self.calls,
+                    cost_usd=self.cost_usd,
+                    retries=self.retries,
                 )
                 return None
             self.stage_index += 1
             if stage:
                 self.stage = stage
                 self.outcomes = [None] * len(stage)
+                self.carried = {}
                 return stage
             outcomes = ()  # an empty stage needs no call
 
@@ -251,7 +321,13 @@ class OutageWatch:
 
 
 class DirectEngine:
-    """Sends every question's calls straight to the Messages API, up to N at once."""
+    """Sends every question's calls straight to the Messages API, up to N at once.
+
+    Every way of stopping lets the calls in flight finish and keeps what they paid for: a
+    budget or fatal error, an outage, and a stop request (``interrupt``: Ctrl-C or SIGTERM,
+    set by a signal handler). Only a second Ctrl-C, arriving as ``KeyboardInterrupt``,
+    abandons them.
+    """
 
     def __init__(
         self,
@@ -263,6 +339,8 @@ class DirectEngine:
         journal: Mapping[StageKey, RecordedStage] | None = None,
         outage_after: int = OUTAGE_AFTER,
         on_start: Callable[[QuestionJob], None] | None = None,
+        interrupt: threading.Event | None = None,
+        on_stopping: Callable[[int], None] | None = None,
     ) -> None:
         self._call = call
         self._on_start = on_start
@@ -272,6 +350,8 @@ class DirectEngine:
         # questions open to keep every worker busy while others wait on their next stage.
         self._max_active = 1 if self._workers == 1 else self._workers * 2
         self.stop = stop or threading.Event()
+        self._interrupt = interrupt
+        self._on_stopping = on_stopping
         self._journal = journal or {}
         self._outage = OutageWatch(outage_after)
         self._calls: queue.PriorityQueue[_Ticket] = queue.PriorityQueue()
@@ -279,40 +359,22 @@ class DirectEngine:
         self._active: dict[int, _ActiveQuestion] = {}
         self._in_flight = 0
         self._sequence = 0
-        # Why the run is stopping while the calls in flight finish (a budget or fatal error).
-        self._draining: RagEvalError | None = None
+        # Why the run is stopping while the calls in flight finish.
+        self._draining: BaseException | None = None
         self._threads: list[threading.Thread] = []
 
     # -- the main thread ----------------------------------------------------------------------
 
     def run(self, jobs: Iterable[QuestionJob]) -> None:
-        """Finish every job (reporting each question), or raise why the run stopped.
+        """Finish every job (reporting each question), or raise why the run stopped
+        (``KeyboardInterrupt`` for a stop request), once the calls in flight are kept.
 
         A deque is consumed as questions open, so a million jobs are not all held to the end.
         """
         waiting = jobs if isinstance(jobs, deque) else deque(jobs)
-        opened = 0
         self._start_workers()
         try:
-            while True:
-                while waiting and self._draining is None and len(self._active) < self._max_active:
-                    self._open(waiting.popleft(), opened)
-                    opened += 1
-                if self._in_flight == 0:
-                    if self._draining is not None or not waiting:
-                        if self._active and self._draining is None:
-                            raise RuntimeError("questions left open with no call in flight")
-                        break
-                    continue
-                try:
-                    ticket, outcome = self._done.get(timeout=_POLL_SECONDS)
-                except queue.Empty:
-                    continue
-                self._in_flight -= 1
-                if isinstance(outcome, BaseException):
-                    self._failed(ticket, outcome)
-                else:
-                    self._deliver(ticket, outcome)
+            self._until_done(waiting)
             if self._draining is not None:
                 raise self._draining
             self._release_held()
@@ -321,6 +383,42 @@ class DirectEngine:
             raise
         finally:
             self._stop_workers()
+
+    def _until_done(self, waiting: deque[QuestionJob]) -> None:
+        opened = 0
+        while True:
+            self._notice_interrupt()
+            while waiting and self._draining is None and len(self._active) < self._max_active:
+                self._open(waiting.popleft(), opened)
+                opened += 1
+            if self._in_flight == 0:
+                if self._draining is not None or not waiting:
+                    if self._active and self._draining is None:
+                        raise RuntimeError("questions left open with no call in flight")
+                    return
+                continue
+            try:
+                ticket, outcome = self._done.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                continue
+            self._in_flight -= 1
+            if isinstance(outcome, BaseException):
+                self._failed(ticket, outcome)
+            else:
+                self._deliver(ticket, outcome)
+
+    def _notice_interrupt(self) -> None:
+        if self._interrupt is None or not self._interrupt.is_set() or self._draining is not None:
+            return
+        self._drain(KeyboardInterrupt())
+        if self._on_stopping is not None:
+            self._on_stopping(self._in_flight)
+
+    def _drain(self, reason: BaseException) -> None:
+        """Start no call from now on; the calls in flight finish and are kept."""
+        if self._draining is None:
+            self._draining = reason
+            self.stop.set()
 
     def _open(self, job: QuestionJob, position: int) -> None:
         active = _ActiveQuestion(job, position, {})
@@ -353,16 +451,17 @@ class DirectEngine:
             self._in_flight += 1
             self._calls.put(ticket)
 
+    def _journal_stage(self, run: FamilyRun) -> None:
+        self._listener.stage_finished(run.key, stage_digest(run.stage), run.journal_outcomes())
+
     def _deliver(self, ticket: _Ticket, outcome: CallOutcome) -> None:
-        active = self._active.get(ticket.question_number)
-        if active is None:
-            return
+        active = self._active[ticket.question_number]
         run = active.runs[ticket.family]
         outcomes = run.deliver(ticket.index, outcome)
         if outcomes is None:
             # Part of a stage: keep this answer, so a stop before the rest of the stage is
             # answered never pays for it again.
-            self._listener.stage_finished(run.key, stage_digest(run.stage), run.outcomes)
+            self._journal_stage(run)
             return
         finished_key = run.key
         digest = stage_digest(run.stage)
@@ -370,10 +469,8 @@ class DirectEngine:
         if next_stage is not None:
             # The question needs more calls: keep what this stage cost.
             self._listener.stage_finished(finished_key, digest, outcomes)
-            if self._draining is None and not self.stop.is_set():
+            if self._draining is None:
                 self._submit(active, run, next_stage)
-            else:
-                self._abandon(active)
             return
         if any(other.result is None for other in active.runs.values()):
             # This family is done but another of the question is not: keep what it cost, so a
@@ -381,26 +478,23 @@ class DirectEngine:
             self._listener.stage_finished(finished_key, digest, outcomes)
         self._finish_if_done(active)
 
-    def _abandon(self, active: _ActiveQuestion) -> None:
-        self._active.pop(active.job.question_number, None)
-
     def _failed(self, ticket: _Ticket, error: BaseException) -> None:
+        """A call that raised: keep what it paid, and stop the run when the error says so.
+
+        The question stays open, so calls of it still in flight are delivered and kept.
+        """
+        active = self._active[ticket.question_number]
+        run = active.runs[ticket.family]
+        paid = getattr(error, "partial", None)
+        if isinstance(paid, CallOutcome):
+            run.hold(ticket.index, paid)
+            self._journal_stage(run)
         if isinstance(error, RunStoppedError):
-            active = self._active.get(ticket.question_number)
-            if active is not None:
-                self._abandon(active)
             return
         if isinstance(error, BudgetExhaustedError | JudgeFatalError):
-            # Stop starting calls, but let the calls already in flight finish and be recorded:
-            # they are paid for, so a resume must not ask them again.
-            if self._draining is None:
-                if isinstance(error, BudgetExhaustedError):
-                    logger.warning(error.message, extra={"terminal": False})
-                self._draining = error
-                self.stop.set()
-            active = self._active.get(ticket.question_number)
-            if active is not None:
-                self._abandon(active)
+            if self._draining is None and isinstance(error, BudgetExhaustedError):
+                logger.warning(error.message, extra={"terminal": False})
+            self._drain(error)
             return
         raise error
 
@@ -415,9 +509,14 @@ class DirectEngine:
         record = QuestionRecord(active.job.question_number, results)
         kind = self._outage.classify(record, runs)
         if kind == "transient":
+            # Held back, and asked again on resume should the outage stop the run: keep what
+            # its calls paid for meanwhile.
+            for run in runs:
+                if run.stage:
+                    self._journal_stage(run)
             self._outage.held.append((record, active.job.item))
             if self._outage.tripped():
-                raise self._outage.error()
+                self._drain(self._outage.error())
             return
         if kind == "answered":
             self._release_held()

@@ -38,7 +38,7 @@ from rag_evaluator.core.summary import RowTally, RunFacts, SummaryLine, summary_
 from rag_evaluator.core.tasks.base import JudgedFamily
 from rag_evaluator.core.tasks.judge import JudgeFamily
 from rag_evaluator.core.voting import DEFAULT_HEDGE_PHRASES
-from rag_evaluator.errors import ConfigError, UsageError
+from rag_evaluator.errors import BudgetExhaustedError, ConfigError, UsageError
 from rag_evaluator.pipeline.judged_families import (
     LlmFamilyOptions,
     LlmFamilySetup,
@@ -48,6 +48,7 @@ from rag_evaluator.pipeline.judged_families import (
 )
 from rag_evaluator.pipeline.judging import (
     EvaluationInterrupted,
+    JudgedRecords,
     JudgingInteraction,
     JudgingOptions,
     JudgingPlan,
@@ -75,7 +76,6 @@ from rag_evaluator.storage.checkpoint import (
 )
 from rag_evaluator.storage.inputs import load_dataset, load_input_files
 from rag_evaluator.storage.prompt_file import SystemPrompt, load_system_prompt
-from rag_evaluator.storage.record_store import StoredRecords
 from rag_evaluator.storage.response_cache import ResponseCache, default_cache_directory
 from rag_evaluator.storage.results import (
     prepare_output_directory,
@@ -125,7 +125,7 @@ class EvaluateRequest:
     model: str = "sonnet"
     prompt_path: Path | None = None
     seed: int | None = None
-    delay_seconds: float = 0.5
+    delay_seconds: float | None = None  # None: 0.5 s sequential, none when concurrent
     max_retries: int = 6
     timeout_seconds: float = 120.0
     output_dir: Path = Path("Evaluation_Runs")
@@ -481,23 +481,23 @@ def _open_cache(request: EvaluateRequest, settings: Settings) -> ResponseCache:
 
 
 def _make_client(
-    request: EvaluateRequest, setup: _JudgeSetup, stop: threading.Event
+    request: EvaluateRequest, setup: _JudgeSetup, stop: threading.Event, spent_usd: float
 ) -> ModelClient:
     # Imported here: the SDK takes seconds to import, which every other command would pay.
     from rag_evaluator.judge.client import ClientSettings, ModelClient
-    from rag_evaluator.judge.limits import CallLimiter, SpendingCap
+    from rag_evaluator.judge.limits import CallLimiter, SpendingCap, call_spacing
     from rag_evaluator.judge.transport import Transport
 
     transport = Transport(setup.api_key, request.timeout_seconds)
+    concurrency = request.concurrency if not request.batch else 1
     return ModelClient(
         transport,
         ClientSettings(model=setup.model, max_retries=request.max_retries, batch=request.batch),
         limiter=CallLimiter(
-            request.concurrency if not request.batch else 1,
-            request.delay_seconds,
-            stop=stop,
+            concurrency, call_spacing(request.delay_seconds, concurrency), stop=stop
         ),
-        cap=SpendingCap(request.max_cost),
+        # The budget covers the whole run: what the resumed sessions spent counts.
+        cap=SpendingCap(request.max_cost, already_spent_usd=spent_usd),
         api_key=setup.api_key,
     )
 
@@ -541,7 +541,8 @@ def _judged_run(
             checkpoint_file,
             started_at,
         )
-        client = _make_client(request, setup, stop)
+        resumed = checkpoint.resume_from
+        client = _make_client(request, setup, stop, resumed.spent_usd if resumed else 0.0)
         hold.callback(client.close)
         plan = plan_judging(
             options,
@@ -593,37 +594,39 @@ def _judged_run(
             # Loaded now, so a model that cannot load stops the run before the first call.
             setup.llm.question_embeddings.load()
         metric_columns, metric_scores = _offline_scores(request, base_plan, selected, interaction)
-        run_batches = None
+        batches = None
         if request.batch:
             from rag_evaluator.pipeline.batches import BatchRunner
 
-            runner = BatchRunner(
+            batches = BatchRunner(
                 client, stop, poll_seconds=request.batch_poll_seconds, interaction=interaction
             )
-            run_batches = runner.run
-        records = judge_pending(
+        judged_records = judge_pending(
             plan,
             options,
             lambda model_request, label: client.call(model_request, label=label),
             cache,
             interaction,
             stop,
-            run_batches=run_batches,
+            batches,
         )
         interaction.finished()
-        return _write_outcome(
+        outcome = _write_outcome(
             request,
             base_plan,
             setup,
             plan,
             selected,
-            records,
+            judged_records,
             metric_columns,
             metric_scores,
             started_at,
             judged,
             cache,
         )
+        if judged_records.budget_stop is not None:
+            raise _budget_stop(judged_records.budget_stop, outcome)
+        return outcome
 
 
 def _run_plan(
@@ -659,13 +662,21 @@ def _write_outcome(
     setup: _JudgeSetup,
     plan: JudgingPlan,
     selected: Sequence[EvaluationItem],
-    records: StoredRecords,
+    judged_records: JudgedRecords,
     metric_columns: list[str],
     metric_scores: dict[int, dict[str, float | str | None]],
     started_at: datetime,
     judged: Sequence[JudgedFamily[Any]],
     cache: ResponseCache,
 ) -> RunOutcome:
+    records = judged_records.records
+    partial = None
+    if judged_records.budget_stop is not None:
+        # What the money bought: the finished questions only, marked partial.
+        partial = (
+            f"stopped at the --max-cost budget after {len(records)} of {len(selected)} questions"
+        )
+        selected = [item for item in selected if item.question_number in records]
     # Read back from the checkpoint twice, to summarise and to write: never held whole.
     rows = ResultRows(selected, records, metric_scores)
     tally, group_tally = _tally_rows(rows, base_plan.group_by, judged, metric_columns)
@@ -678,6 +689,7 @@ def _write_outcome(
         prompt_origin=setup.system_prompt.origin,
         usage=tally.usage,
         calls=tally.calls,
+        retries=tally.retries,
         cached_questions=tally.cached_questions,
         cost_usd=tally.cost_usd,
         estimate=dollar_range(estimate.low_usd, estimate.high_usd) if plan.sends_calls else None,
@@ -685,6 +697,7 @@ def _write_outcome(
         coverage=base_plan.coverage,
         metric_columns=metric_columns,
         metadata_columns=carried,
+        partial=partial,
     )
     summary = summary_lines(tally, facts)
     groups = group_tally.summaries() if group_tally is not None else []
@@ -703,7 +716,7 @@ def _write_outcome(
     finally:
         records.close()
     logger.info("Results written to %s", results_path)
-    if plan.remaining_after_limit == 0:
+    if plan.remaining_after_limit == 0 and partial is None:
         remove_checkpoint(plan.checkpoint.path)
     unscored = tally.unscored_questions
     logger.info("Response cache: %d hit(s)", cache.hits)
@@ -718,6 +731,16 @@ def _write_outcome(
         threshold_failures=failed_thresholds(request.fail_under, tally.observed_values()),
         groups=groups,
     )
+
+
+def _budget_stop(error: BudgetExhaustedError, outcome: RunOutcome) -> BudgetExhaustedError:
+    """The budget stop, saying where the partial results are."""
+    written = f"The results of the finished questions are in {outcome.results_path}"
+    if outcome.json_path is not None:
+        written += f" and {outcome.json_path}"
+    stopped = BudgetExhaustedError(f"{error.message.rstrip('.')}. {written}, marked partial")
+    stopped.outcome = outcome
+    return stopped
 
 
 def _load_inputs(request: EvaluateRequest) -> tuple[list[InputFileInfo], Selection, list[str]]:

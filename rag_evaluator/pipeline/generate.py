@@ -155,7 +155,7 @@ class GenerateRequest:
     pairing: str = PAIRING_AUTO
     output_dir: Path = Path(".")
     force: bool = False
-    delay_seconds: float = 0.5
+    delay_seconds: float | None = None  # None: 0.5 s sequential, none when concurrent
     max_retries: int = 6
     timeout_seconds: float = 120.0
     concurrency: int = 1
@@ -308,20 +308,26 @@ def _open_cache(request: GenerateRequest, settings: Settings) -> ResponseCache:
 
 
 def _make_client(
-    request: GenerateRequest, api_key: str, model: ModelInfo, stop: threading.Event
+    request: GenerateRequest,
+    api_key: str,
+    model: ModelInfo,
+    stop: threading.Event,
+    spent_usd: float,
 ) -> ModelClient:
     # Imported here: the SDK takes seconds to import.
     from rag_evaluator.judge.client import ClientSettings, ModelClient
-    from rag_evaluator.judge.limits import CallLimiter, SpendingCap
+    from rag_evaluator.judge.limits import CallLimiter, SpendingCap, call_spacing
     from rag_evaluator.judge.transport import Transport
 
+    concurrency = request.concurrency if not request.batch else 1
     return ModelClient(
         Transport(api_key, request.timeout_seconds),
         ClientSettings(model=model, max_retries=request.max_retries, batch=request.batch),
         limiter=CallLimiter(
-            request.concurrency if not request.batch else 1, request.delay_seconds, stop=stop
+            concurrency, call_spacing(request.delay_seconds, concurrency), stop=stop
         ),
-        cap=SpendingCap(request.max_cost),
+        # The budget covers the whole run: what the resumed sessions spent counts.
+        cap=SpendingCap(request.max_cost, already_spent_usd=spent_usd),
         api_key=api_key,
     )
 
@@ -343,7 +349,7 @@ def _decide_resume(
     loaded = load_checkpoint(path, families)
     if loaded is None:
         return _ResumeDecision(None, None)
-    if not loaded.results and not loaded.stages and not loaded.open_batches:
+    if not (loaded.results or loaded.stages or loaded.open_batches or loaded.unconfirmed_intents):
         logger.info("Checkpoint %s holds no finished question; starting afresh", path)
         return _ResumeDecision(None, None)
     saved = loaded.header.fingerprint
@@ -640,7 +646,8 @@ def run_generation(
             )
         planner = SlotPlanner(inputs.askable, _partners(pairing, inputs.askable, interaction), seed)
         counts = _first_round_counts(weights, request.count, planner, pairing)
-        client = _make_client(request, settings.api_key, model, stop)
+        spent = decision.loaded.spent_usd if decision.loaded is not None else 0.0
+        client = _make_client(request, settings.api_key, model, stop, spent)
         hold.callback(client.close)
         options = JudgingOptions(
             model=model,
@@ -711,19 +718,24 @@ def run_generation(
             return GenerateOutcome(declined=True, exit_code=EXIT_ALL_WRITTEN)
         # Found out now, not after every question has been paid for.
         check_output_folder(request.output_dir)
-        run_batches = None
+        batches = None
         if request.batch:
             from rag_evaluator.pipeline.batches import BatchRunner
 
-            run_batches = BatchRunner(
+            batches = BatchRunner(
                 client, stop, poll_seconds=request.batch_poll_seconds, interaction=interaction
-            ).run
+            )
 
         def call(model_request: ModelRequest, label: str) -> CallOutcome:
             return client.call(model_request, label=label)
 
         while True:
-            records = judge_pending(plan, options, call, cache, interaction, stop, run_batches)
+            judged = judge_pending(plan, options, call, cache, interaction, stop, batches)
+            records = judged.records
+            hold.callback(records.close)
+            if judged.budget_stop is not None:
+                # No golden set from part of the questions; the checkpoint keeps them all.
+                raise judged.budget_stop
             outcomes = rounds.outcomes(records)
             more = rounds.next_types(outcomes)
             if not more:

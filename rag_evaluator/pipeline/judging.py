@@ -46,6 +46,7 @@ from rag_evaluator.errors import (
     JudgeUnavailableError,
 )
 from rag_evaluator.pipeline.engine import NO_KNOWN_RESULTS, DirectEngine, QuestionJob, recorded
+from rag_evaluator.pipeline.stopping import stop_on_signals
 from rag_evaluator.storage.checkpoint import (
     CheckpointHeader,
     CheckpointWriter,
@@ -64,6 +65,8 @@ from rag_evaluator.storage.response_cache import ResponseCache, cache_key
 logger = logging.getLogger(__name__)
 
 _SEED_RANGE = 1_000_000
+# Token-count requests (--exact-estimate) sent at once, at the least.
+_COUNT_WORKERS = 8
 
 
 class EvaluationInterrupted(Exception):
@@ -196,7 +199,7 @@ def prepare_checkpoint(
     loaded = load_checkpoint(path, families)
     if loaded is None:
         return PreparedCheckpoint(path, header, None, None)
-    if not loaded.results and not loaded.stages and not loaded.open_batches:
+    if not (loaded.results or loaded.stages or loaded.open_batches or loaded.unconfirmed_intents):
         logger.info("Checkpoint %s holds no finished question; starting afresh", path)
         return PreparedCheckpoint(path, header, None, None)
     total = len(loaded.header.order)
@@ -400,7 +403,8 @@ def _exact_estimates(
     distinct: dict[str, ModelRequest] = {}
     for _, request, _ in first_requests:
         distinct.setdefault(request.digest(), request)
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+    # Free requests, not paced by --delay: as many at once as the calls may run, at least a few.
+    with ThreadPoolExecutor(max_workers=max(_COUNT_WORKERS, concurrency)) as pool:
         counted = dict(zip(distinct, pool.map(count_tokens, distinct.values()), strict=True))
     exact: dict[str, list[CallEstimate]] = {}
     for family, request, estimate in first_requests:
@@ -469,16 +473,19 @@ class _Recorder:
         self, key: StageKey, digest: str, outcomes: Sequence[CallOutcome | None]
     ) -> None:
         """Journal a stage's outcomes so far (``None``: not answered yet). A call that ran out
-        of transient retries is kept as not answered: a resume asks it again (the API may be
-        back) instead of recording the failure for good."""
+        of transient retries, or was cut short by a stop, is kept pending: a resume asks it
+        again (the API may be back), carrying what its calls paid for."""
         kept = [
-            None
-            if outcome is None or outcome.failure is FailureKind.TRANSIENT
-            else recorded(outcome)
+            None if outcome is None or _paid_nothing(outcome) else recorded(outcome)
             for outcome in outcomes
         ]
         if any(outcome is not None for outcome in kept):
             self.writer.append_stage(key, digest, kept)
+
+
+def _paid_nothing(outcome: CallOutcome) -> bool:
+    """A transient failure that no call paid for: nothing worth keeping."""
+    return outcome.failure is FailureKind.TRANSIENT and not outcome.calls and not outcome.cost_usd
 
 
 _RESUME_HINT = "run the same command again to resume"
@@ -522,6 +529,23 @@ def _created_at(path: Path) -> str:
     return value if isinstance(value, str) else ""
 
 
+class BatchRunning(Protocol):
+    """What ``judge_pending`` needs of a Message Batches runner."""
+
+    def run(self, jobs: Sequence[QuestionJob], context: Any) -> None: ...
+
+    def interrupt_note(self) -> str | None: ...
+
+
+@dataclass
+class JudgedRecords:
+    """The finished questions of a judged run (read back from the checkpoint), and, when the
+    ``--max-cost`` budget stopped it early, why."""
+
+    records: StoredRecords
+    budget_stop: BudgetExhaustedError | None = None
+
+
 def judge_pending(
     plan: JudgingPlan,
     options: JudgingOptions,
@@ -529,74 +553,111 @@ def judge_pending(
     cache: ResponseCache,
     interaction: JudgingInteraction,
     stop: threading.Event,
-    run_batches: Callable[[Sequence[QuestionJob], Any], None] | None = None,
-) -> StoredRecords:
+    batches: BatchRunning | None = None,
+) -> JudgedRecords:
     """Finish every planned question, checkpointing each; every finished record by number,
     read back from the checkpoint when asked for.
 
-    Consumes ``plan.jobs``.
+    A budget stop returns what was finished with the error; Ctrl-C, a fatal error or an
+    outage raise, once the calls in flight are kept. Consumes ``plan.jobs``.
     """
     families = {family.name: family for family in options.families}
     writer = open_writer(plan, families, interaction)
     resumed = plan.checkpoint.resume_from
     records = resumed.results if resumed is not None else stored_records(writer.path, families)
     recorder = _Recorder(writer, records, plan, options, cache, interaction)
-    journal = plan.checkpoint.resume_from.stages if plan.checkpoint.resume_from else {}
     logger.info(
         "Checkpoint %s (%s of %s done, seed %s, %s)",
         plan.checkpoint.path,
         len(plan.done),
         len(plan.selected),
         plan.checkpoint.header.seed,
-        "resumed" if plan.checkpoint.resume_from is not None else "new run",
+        "resumed" if resumed is not None else "new run",
     )
+    interrupt = threading.Event()
+    try:
+        with stop_on_signals(interrupt, stop):
+            _run_engine(plan, options, call, recorder, stop, interrupt, batches)
+    except BudgetExhaustedError as exc:
+        stop.set()
+        return JudgedRecords(records, exc)
+    except KeyboardInterrupt:
+        stop.set()
+        raise _interrupted(plan, recorder, batches) from None
+    except JudgeFatalError as exc:
+        stop.set()
+        raise _with_kept(exc, recorder.finished_count) from exc
+    finally:
+        writer.close()
+    return JudgedRecords(records)
+
+
+def _run_engine(
+    plan: JudgingPlan,
+    options: JudgingOptions,
+    call: Callable[[ModelRequest, str], CallOutcome],
+    recorder: _Recorder,
+    stop: threading.Event,
+    interrupt: threading.Event,
+    batches: BatchRunning | None,
+) -> None:
+    """The calls of every planned question, direct or as Message Batches."""
+    resumed = plan.checkpoint.resume_from
+    journal = resumed.stages if resumed is not None else {}
     # Handed over, not kept: the engine lets go of each job once its question is open.
     jobs = deque(plan.jobs)
     plan.jobs.clear()
-    try:
-        if run_batches is not None:
-            run_batches(jobs, (writer, recorder, journal))
-        else:
-            engine = DirectEngine(
-                call,
-                recorder,
-                concurrency=options.concurrency,
-                stop=stop,
-                journal=journal,
-                on_start=recorder.question_started,
+    if batches is not None:
+        batches.run(jobs, (recorder.writer, recorder, journal))
+        return
+
+    def stopping(in_flight: int) -> None:
+        if in_flight:
+            recorder.interaction.info(
+                f"Stopping: waiting for {in_flight} call(s) in flight so that what they paid "
+                "for is kept (Ctrl-C again to quit at once)"
             )
-            engine.run(jobs)
-    except KeyboardInterrupt:
-        stop.set()
-        finished = recorder.finished_count
-        # The command prints the message below; the log alone gets this record.
-        logger.warning(
-            "Interrupted after %s of %s questions",
-            finished,
-            len(plan.selected),
-            extra={"terminal": False},
-        )
-        raise EvaluationInterrupted(
-            f"Interrupted after {finished} of {len(plan.selected)} questions; they are saved "
-            f"in the checkpoint {plan.checkpoint.path}. Run the same command again to resume"
-        ) from None
-    except JudgeUnavailableError as exc:
-        stop.set()
-        finished = recorder.finished_count
-        if finished:
-            raise JudgeUnavailableError(
-                with_kept_questions(exc.message, finished), exc.questions_in_a_row
-            ) from exc
-        raise
-    except (JudgeFatalError, BudgetExhaustedError) as exc:
-        stop.set()
-        finished = recorder.finished_count
-        if finished:
-            raise type(exc)(with_kept_questions(exc.message, finished)) from exc
-        raise
-    finally:
-        writer.close()
-    return records
+
+    DirectEngine(
+        call,
+        recorder,
+        concurrency=options.concurrency,
+        stop=stop,
+        journal=journal,
+        on_start=recorder.question_started,
+        interrupt=interrupt,
+        on_stopping=stopping,
+    ).run(jobs)
+
+
+def _interrupted(
+    plan: JudgingPlan, recorder: _Recorder, batches: BatchRunning | None
+) -> EvaluationInterrupted:
+    finished = recorder.finished_count
+    # The command prints the message below; the log alone gets this record.
+    logger.warning(
+        "Interrupted after %s of %s questions",
+        finished,
+        len(plan.selected),
+        extra={"terminal": False},
+    )
+    note = batches.interrupt_note() if batches is not None else None
+    return EvaluationInterrupted(
+        f"Interrupted after {finished} of {len(plan.selected)} questions; they are saved "
+        f"in the checkpoint {plan.checkpoint.path}. "
+        + (f"{note}. " if note else "")
+        + "Run the same command again to resume"
+    )
+
+
+def _with_kept(exc: JudgeFatalError, finished: int) -> JudgeFatalError:
+    """A fatal error (an outage too) whose message says what was kept, when anything was."""
+    if not finished:
+        return exc
+    message = with_kept_questions(exc.message, finished)
+    if isinstance(exc, JudgeUnavailableError):
+        return JudgeUnavailableError(message, exc.questions_in_a_row)
+    return type(exc)(message)
 
 
 def too_long_message(numbers: Sequence[int]) -> str:

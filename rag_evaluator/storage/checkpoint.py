@@ -11,8 +11,15 @@ shuffled order). Then, in the order things happen:
   ``null`` for the calls still to answer), so that a stop in between never pays for those
   calls again. The latest line of a stage wins. Not fsynced on its own: the next fsync (of
   any line) makes it durable.
+- ``batch_intent``: the requests of a Message Batch about to be created (fsynced before the
+  create request goes out), so a stop before its id is known can find the batch again.
 - ``batch`` / ``batch_done``: a Message Batch the moment it is created (fsynced), and once
-  its results are consumed, so a rerun after a crash polls the same batch.
+  its results are consumed (each result kept in a ``stage`` line first), so a rerun after a
+  crash polls the same batch.
+
+An outcome in a ``stage`` line is final (an answer, or a failure tied to the request), or
+``pending``: the request is asked again on resume, and the calls it already paid for (usage,
+cost) are carried into its next outcome, so what a run spent is always in the file.
 
 A torn last line (the process died mid-write) is ignored; a damaged line before it is not.
 Format 1 checkpoints (judge only) are still read. The API key is never written: nothing here
@@ -84,6 +91,24 @@ class RecordedOutcome:
     usage: TokenUsage
     calls: int
     cost_usd: float
+    retries: int = 0
+
+    @property
+    def pending(self) -> bool:
+        """Not a final outcome: the request is asked again, carrying what it paid."""
+        return self.failure == PENDING
+
+
+# The failure of a recorded outcome that is not final (see ``RecordedOutcome.pending``).
+PENDING = "pending"
+
+
+@dataclass(frozen=True)
+class BatchIntent:
+    """A Message Batch about to be created: its requests and when (this machine's clock)."""
+
+    custom_ids: tuple[str, ...]
+    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -111,6 +136,14 @@ class LoadedCheckpoint:
     open_batches: dict[str, tuple[str, ...]] = field(default_factory=dict)
     torn_line_ignored: bool = False
     valid_length: int = 0
+    # Batch intents with no batch recorded: the create request may or may not have arrived.
+    unconfirmed_intents: dict[str, BatchIntent] = field(default_factory=dict)
+    # What the run has paid for so far: every question line and every unfinished stage.
+    spent_usd: float = 0.0
+    # The last line lacks its newline (the process died right after writing it).
+    missing_newline: bool = False
+    # Every batch the checkpoint names (open or done): never taken for another intent's.
+    recorded_batches: frozenset[str] = frozenset()
 
 
 def default_checkpoint_directory() -> Path:
@@ -209,6 +242,8 @@ def family_result_to_json(family: JudgedFamily[Any], result: FamilyResult) -> di
         "cost_usd": result.cost_usd,
         "result": family.to_json(result),
     }
+    if result.retries:
+        data["retries"] = result.retries
     if result.error is not None:
         data["error"] = result.error
         data["failure"] = result.failure
@@ -229,6 +264,7 @@ def family_result_from_json(family: JudgedFamily[Any], data: Any) -> FamilyResul
         usage=_usage_from_json(data["usage"]),
         calls=_count(data["calls"]),
         cost_usd=_dollars(data.get("cost_usd", 0.0)),
+        retries=_count(data.get("retries", 0)),
         error=_optional_text(data.get("error")),
         failure=_optional_text(data.get("failure")),
         cached=cached,
@@ -293,7 +329,7 @@ def _record_from_format_1(number: int, data: dict[str, Any], families: Families)
 def _outcome_to_json(outcome: RecordedOutcome | None) -> dict[str, Any] | None:
     if outcome is None:
         return None
-    return {
+    data = {
         "payload": outcome.payload,
         "error": outcome.error,
         "failure": outcome.failure,
@@ -301,6 +337,9 @@ def _outcome_to_json(outcome: RecordedOutcome | None) -> dict[str, Any] | None:
         "calls": outcome.calls,
         "cost_usd": outcome.cost_usd,
     }
+    if outcome.retries:
+        data["retries"] = outcome.retries
+    return data
 
 
 def _outcome_from_json(data: Any) -> RecordedOutcome | None:
@@ -316,6 +355,7 @@ def _outcome_from_json(data: Any) -> RecordedOutcome | None:
         usage=_usage_from_json(data["usage"]),
         calls=_count(data["calls"]),
         cost_usd=_dollars(data["cost_usd"]),
+        retries=_count(data.get("retries", 0)),
     )
 
 
@@ -384,6 +424,9 @@ class _Reader:
         self.results = stored_records(path, families)
         self.stages: dict[StageKey, RecordedStage] = {}
         self.open_batches: dict[str, tuple[str, ...]] = {}
+        self.intents: dict[str, BatchIntent] = {}
+        self.confirmed_intents: set[str] = set()
+        self.recorded_batches: set[str] = set()
 
     def add(self, data: Any, offset: int) -> None:
         if not isinstance(data, dict):
@@ -397,15 +440,44 @@ class _Reader:
             key = (_count(data["question_number"]), str(data["family"]), _count(data["stage"]))
             outcomes = tuple(_outcome_from_json(outcome) for outcome in data["outcomes"])
             self.stages[key] = RecordedStage(str(data["digest"]), outcomes)
+        elif kind == "batch_intent":
+            created_at = datetime.fromisoformat(str(data["created_at"]))
+            self.intents[str(data["intent"])] = BatchIntent(_texts(data["custom_ids"]), created_at)
         elif kind == "batch":
-            custom_ids = data["custom_ids"]
-            if not isinstance(custom_ids, list):
-                raise ValueError("custom_ids must be a list")
-            self.open_batches[str(data["id"])] = tuple(str(item) for item in custom_ids)
+            self._add_batch(data)
         elif kind == "batch_done":
             self.open_batches.pop(str(data["id"]), None)
+        elif kind == "batch_intent_void":
+            self.confirmed_intents.add(str(data["intent"]))
         else:
             raise ValueError(f"unknown line type {kind!r}")
+
+    def _add_batch(self, data: dict[str, Any]) -> None:
+        self.recorded_batches.add(str(data["id"]))
+        intent = data.get("intent")
+        if intent is not None:
+            # The ids are those of its intent, written just before.
+            self.open_batches[str(data["id"])] = self.intents[str(intent)].custom_ids
+            self.confirmed_intents.add(str(intent))
+        else:
+            self.open_batches[str(data["id"])] = _texts(data["custom_ids"])
+
+    def unconfirmed_intents(self) -> dict[str, BatchIntent]:
+        return {
+            name: intent
+            for name, intent in self.intents.items()
+            if name not in self.confirmed_intents
+        }
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise ValueError("custom_ids must be a list")
+    return tuple(str(item) for item in value)
+
+
+def _stage_cost(stage: RecordedStage) -> float:
+    return sum(outcome.cost_usd for outcome in stage.outcomes if outcome is not None)
 
 
 def load_checkpoint(path: Path, families: Families) -> LoadedCheckpoint | None:
@@ -460,6 +532,7 @@ def _read_checkpoint(path: Path, handle: BinaryIO, families: Families) -> Loaded
         raise _damaged(path, "line 1 is not a checkpoint header") from exc
     reader = _Reader(path, families)
     offset = len(first)
+    raw_line_end = first[-1:]
     # A line that does not parse is a torn write only if it is the last one: the verdict
     # waits for the next line.
     unparsed: tuple[int, int, Exception] | None = None
@@ -479,10 +552,12 @@ def _read_checkpoint(path: Path, handle: BinaryIO, families: Families) -> Loaded
             except (ValueError, KeyError, TypeError, RecursionError) as exc:
                 unparsed = (index, offset, exc)
             offset += len(raw_line)
+            raw_line_end = raw_line[-1:]
     finally:
         if collecting:
             gc.enable()
     valid_length = offset
+    missing_newline = unparsed is None and bool(raw_line_end) and raw_line_end != b"\n"
     if unparsed is not None:
         logger.warning(
             "The last line of checkpoint %s was cut short (a crash mid-write); "
@@ -499,6 +574,10 @@ def _read_checkpoint(path: Path, handle: BinaryIO, families: Families) -> Loaded
         reader.open_batches,
         torn_line_ignored=unparsed is not None,
         valid_length=valid_length,
+        unconfirmed_intents=reader.unconfirmed_intents(),
+        spent_usd=reader.results.cost_usd + sum(_stage_cost(stage) for stage in stages.values()),
+        missing_newline=missing_newline,
+        recorded_batches=frozenset(reader.recorded_batches),
     )
 
 
@@ -541,7 +620,11 @@ class CheckpointWriter:
             rewrite_checkpoint(loaded, families)
         elif loaded.torn_line_ignored:
             _cut_torn_line(loaded)
-        return cls(loaded.path, families)
+        writer = cls(loaded.path, families)
+        if loaded.missing_newline and not loaded.torn_line_ignored:
+            # A whole last line without its newline: end it, or the next line would join it.
+            writer._write(b"\n", durable=True)
+        return writer
 
     def _write(self, data: bytes, *, durable: bool) -> None:
         if self._fd is None:
@@ -581,15 +664,24 @@ class CheckpointWriter:
         }
         self._write(_line(line), durable=False)
 
-    def append_batch(self, batch_id: str, custom_ids: Sequence[str]) -> None:
-        """Record a Message Batch the moment it exists, durably."""
+    def append_batch_intent(self, intent: str, custom_ids: Sequence[str], when: datetime) -> None:
+        """Record, durably, the requests of a Message Batch about to be created."""
         line = {
-            "type": "batch",
-            "id": batch_id,
+            "type": "batch_intent",
+            "intent": intent,
             "custom_ids": list(custom_ids),
-            "created_at": datetime.now().isoformat(timespec="seconds"),
+            "created_at": when.isoformat(),
         }
         self._write(_line(line), durable=True)
+
+    def append_batch(self, batch_id: str, intent: str) -> None:
+        """Record a Message Batch the moment it exists (its requests are its intent's)."""
+        line = {"type": "batch", "id": batch_id, "intent": intent}
+        self._write(_line(line), durable=True)
+
+    def append_batch_intent_void(self, intent: str) -> None:
+        """Record that no batch was created for an intent (looked for, not found)."""
+        self._write(_line({"type": "batch_intent_void", "intent": intent}), durable=True)
 
     def append_batch_done(self, batch_id: str) -> None:
         self._write(_line({"type": "batch_done", "id": batch_id}), durable=True)

@@ -48,6 +48,7 @@ class FamilyResult:
     ``error`` is why the family could not score the question at all (then ``failure`` says
     whether the cause was transient, tied to the request, or the request too long to send);
     ``cached`` marks a result reused from the response cache instead of being paid for.
+    ``calls`` counts billed calls; ``retries`` the requests sent again (not all billed).
 
     Results are never changed once built (``dataclasses.replace`` makes a changed copy).
     They are plain slotted dataclasses rather than frozen ones because a run holds one per
@@ -58,6 +59,7 @@ class FamilyResult:
     usage: TokenUsage = field(default_factory=TokenUsage)
     calls: int = 0
     cost_usd: float = 0.0
+    retries: int = 0
     error: str | None = None
     failure: str | None = None
     cached: bool = False

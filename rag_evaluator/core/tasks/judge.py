@@ -37,8 +37,9 @@ VOTES = "Votes"
 # The judge's JSON reply: reasoning, a 1-2 sentence summary and three integers.
 OUTPUT_TOKENS_LOW = 150
 OUTPUT_TOKENS_HIGH = 500
-# At the high end of an estimate, this share of questions hedges and gets the consensus calls.
-CONSENSUS_SHARE_HIGH = 0.25
+# At the high end of an estimate every question may hedge and get the consensus calls: the
+# range must hold the actual cost whatever share of verdicts hedges.
+CONSENSUS_SHARE_HIGH = 1.0
 
 SHORTCUT_NO_INFORMATION = "no_information"
 SHORTCUT_MISSING_ANSWER = "missing_answer"
