@@ -411,9 +411,12 @@ class ModelClient:
             failure: Failure | None = None
             try:
                 reply = read_message(self.transport.create_message(params))
-            except (anthropic.APIError, MalformedReplyError, ValueError) as error:
-                # ValueError: the SDK could not decode the body (JSON, or a model of it).
+            except (anthropic.APIError, MalformedReplyError) as error:
                 failure = self._failure(error)
+                return None, failure
+            except ValueError as error:
+                # The SDK could not decode the body (not JSON, or not a model of it).
+                failure = self._failure(MalformedReplyError(f"body unreadable: {type(error).__name__}"))
                 return None, failure
             finally:
                 self.limiter.release(

@@ -219,8 +219,16 @@ class FamilyRun:
         ]
 
     def hold(self, index: int, paid: CallOutcome) -> None:
-        """Keep what a request cut short by a stop paid for, to carry into its next outcome."""
-        self.carried[index] = with_carried(self.carried.get(index), paid)
+        """Keep what an attempt that brought no answer paid for (cut short by a stop, or
+        unusable), to carry into the request's next outcome; pending until then."""
+        pending = replace(
+            paid,
+            value=None,
+            payload=None,
+            error=paid.error or "not answered yet",
+            failure=FailureKind.TRANSIENT,
+        )
+        self.carried[index] = with_carried(self.carried.get(index), pending)
 
     def give_up(self, index: int, error: str, kind: FailureKind) -> None:
         """End a request without an answer: what its attempts paid for, and why."""

@@ -22,6 +22,11 @@ is_matching and criteria roles of the LLM families, each with a sensible default
         server.requests[0].body["model"]     # Messages API calls only (direct or batched)
         server.requests[0].role              # "judge", "claims", ...
         server.all_requests                     # every HTTP request, models/batches included
+        server.paid_twice()                     # request bodies billed more often than expected
+
+Billing is modelled: every answer that is a message (direct, or a batch's ``succeeded``
+entry) is billed, counted by request body in ``billed``; error statuses, dropped connections,
+malformed replies and batch entries that errored, expired or were canceled are not.
 
 A script's key is looked for in the request's ``<question>`` text, or, for a role whose
 request carries no question (``questions``: the answer alone), in the whole user message.
@@ -35,9 +40,11 @@ import json
 import re
 import sys
 import threading
-from collections import deque
+import urllib.parse
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -215,12 +222,51 @@ class Fault:
         return cls("refusal")
 
     @classmethod
+    def malformed(cls, shape: str) -> Fault:
+        """A 200 that is not a valid message (never billed): ``json`` (a body that is not
+        JSON), ``html``, ``empty``, ``schema`` (JSON of another shape), ``no_usage``, or
+        ``usage`` (impossible token counts)."""
+        if shape not in MALFORMED_SHAPES:
+            raise ValueError(f"unknown malformed shape {shape!r}")
+        return cls("malformed", text=shape)
+
+    @classmethod
+    def trickle(cls, seconds_per_byte: float) -> Fault:
+        """A valid answer whose body arrives one byte every ``seconds_per_byte``."""
+        return cls("trickle", seconds=seconds_per_byte)
+
+    @classmethod
     def batch_result(cls, result_type: str) -> Fault:
         """In a Message Batch only: the request's result is ``expired`` or ``canceled``."""
         return cls("batch", text=result_type)
 
 
 Response = dict[str, Any] | Fault
+
+MALFORMED_SHAPES = ("json", "html", "empty", "schema", "no_usage", "usage")
+
+
+def _malformed_body(shape: str, message: dict[str, Any]) -> tuple[bytes, str]:
+    """The raw body and content type of a malformed 200 built from a valid ``message``."""
+    if shape == "json":
+        return b'{"id": "msg_fake", "type": "message", "content": [', "application/json"
+    if shape == "html":
+        return b"<html><body>502 Bad Gateway (proxy)</body></html>", "text/html"
+    if shape == "empty":
+        return b"", "application/json"
+    if shape == "schema":
+        return json.dumps({"result": "ok", "items": [1, 2]}).encode(), "application/json"
+    broken = dict(message)
+    if shape == "no_usage":
+        broken.pop("usage")
+    else:
+        broken["usage"] = {"input_tokens": -5, "output_tokens": 10**30}
+    return json.dumps(broken).encode(), "application/json"
+
+
+def body_key(body: Any) -> str:
+    """A request body as the billing counter knows it."""
+    return json.dumps(body, sort_keys=True, ensure_ascii=False)
 
 
 @dataclass
@@ -315,10 +361,16 @@ class FakeAnthropicServer:
         self.all_requests: list[RecordedRequest] = []  # every HTTP request
         self.context_window_tokens = CONTEXT_WINDOW_TOKENS
         self.model_lifecycle = "active"
+        # Called with a batch's id once it exists, before the create request is answered.
+        self.on_batch_created: Callable[[str], None] | None = None
+        # Called with a batch's id each time it is polled, before the answer.
+        self.on_batch_poll: Callable[[str], None] | None = None
         # A batch ends after this many retrieve calls (0: at once).
         self.batch_polls_until_ended = 1
         self.batches: dict[str, dict[str, Any]] = {}
         self._batch_ids = itertools.count(1)
+        # Billed answers by request body (see the module docstring).
+        self.billed: Counter[str] = Counter()
         self._cache_written: set[tuple[str, str]] = set()
         # Messages requests being answered right now, and the most there ever were at once.
         self.in_flight = 0
@@ -330,6 +382,8 @@ class FakeAnthropicServer:
         self._generation_scripts: dict[str, deque[Response | None]] = {}
         self._last_generation: dict[str, Response | None] = {}
         self._next_faults: deque[Fault] = deque()
+        # Faults for the next requests to the free endpoints (models, count_tokens, batches).
+        self._next_free_faults: deque[Fault] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._message_ids = itertools.count(1)
@@ -415,6 +469,43 @@ class FakeAnthropicServer:
                 response = queue.popleft() if queue else self._last_generation[fragment]
                 return default_generation(user_message) if response is None else response
         return default_generation(user_message)
+
+    def bill(self, body: Any) -> None:
+        with self._lock:
+            self.billed[body_key(body)] += 1
+
+    def billed_total(self) -> int:
+        with self._lock:
+            return sum(self.billed.values())
+
+    def paid_twice(self, expected: Counter[str] | None = None) -> list[str]:
+        """Bodies billed more often than ``expected`` says (by default: than once)."""
+        with self._lock:
+            return [
+                body
+                for body, count in self.billed.items()
+                if count > (expected[body] if expected is not None else 1)
+            ]
+
+    def hold_batch(self, batch_id: str, hold: bool = True) -> None:
+        """Keep a batch processing (it never ends) until released with ``hold=False``."""
+        with self._lock:
+            self.batches[batch_id]["hold"] = hold
+
+    def forget_batch(self, batch_id: str) -> None:
+        """The API no longer knows this batch (its results expired): 404 from now on."""
+        with self._lock:
+            self.batches.pop(batch_id, None)
+
+    def fail_next_free(self, *faults: Fault) -> None:
+        """Apply error-status ``faults`` to the next requests that are not Messages calls
+        (the models endpoint, token counting, Message Batches)."""
+        with self._lock:
+            self._next_free_faults.extend(faults)
+
+    def _next_free_fault(self) -> Fault | None:
+        with self._lock:
+            return self._next_free_faults.popleft() if self._next_free_faults else None
 
     def fail_next(self, *faults: Fault) -> None:
         """Apply ``faults`` to the next calls in order, whatever their question."""
@@ -560,8 +651,28 @@ class FakeAnthropicServer:
                 "status": "in_progress",
                 "results": None,
                 "canceled": False,
+                "created_at": datetime.now(UTC),
             }
+        if self.on_batch_created is not None:
+            self.on_batch_created(batch_id)
         return self._batch_object(batch_id)
+
+    def _list_batches(self, query: str, base_url: str) -> dict[str, Any]:
+        """``GET /v1/messages/batches``: newest first, ``limit`` per page, ``after_id``."""
+        params = urllib.parse.parse_qs(query)
+        limit = int(params.get("limit", ["20"])[0])
+        with self._lock:
+            ids = sorted(self.batches, key=lambda name: self.batches[name]["created_at"])[::-1]
+        after = params.get("after_id", [None])[0]
+        if after in ids:
+            ids = ids[ids.index(after) + 1 :]
+        page = ids[:limit]
+        return {
+            "data": [self._batch_object(batch_id, base_url) for batch_id in page],
+            "has_more": len(ids) > limit,
+            "first_id": page[0] if page else None,
+            "last_id": page[-1] if page else None,
+        }
 
     def _batch_object(self, batch_id: str, base_url: str = "") -> dict[str, Any]:
         batch = self.batches[batch_id]
@@ -577,8 +688,8 @@ class FakeAnthropicServer:
             "type": "message_batch",
             "processing_status": batch["status"],
             "request_counts": counts,
-            "created_at": "2026-11-23T00:00:00Z",
-            "expires_at": "2026-11-24T00:00:00Z",
+            "created_at": batch["created_at"].isoformat().replace("+00:00", "Z"),
+            "expires_at": "2099-11-24T00:00:00Z",
             "ended_at": "2026-11-23T00:05:00Z" if ended else None,
             "archived_at": None,
             "cancel_initiated_at": None,
@@ -586,9 +697,15 @@ class FakeAnthropicServer:
         }
 
     def _retrieve_batch(self, batch_id: str, handler: Any) -> dict[str, Any]:
+        if self.on_batch_poll is not None:
+            self.on_batch_poll(batch_id)
         batch = self.batches[batch_id]
         batch["polls"] += 1
-        if batch["status"] != "ended" and batch["polls"] >= self.batch_polls_until_ended:
+        if (
+            batch["status"] != "ended"
+            and not batch.get("hold")
+            and batch["polls"] >= self.batch_polls_until_ended
+        ):
             self._end_batch(batch_id)
         host, port = handler.server.server_address[:2]
         return self._batch_object(batch_id, f"http://{host}:{port}")
@@ -644,8 +761,11 @@ class FakeAnthropicServer:
         if isinstance(response, dict):
             recorded.served = "verdict"
             recorded.response_status = 200
+            self.bill(params)
             return {"type": "succeeded", "message": self._message(params, json.dumps(response))}
         recorded.served = response.kind
+        if response.kind in ("text", "missing", "refusal", "trickle"):
+            self.bill(params)
         if response.kind == "batch":
             return {"type": response.text}
         if response.kind == "status":
@@ -654,8 +774,11 @@ class FakeAnthropicServer:
                 "type": "errored",
                 "error": _error_body(response.status_code, message, response.error_type),
             }
-        if response.kind in ("drop", "slow"):
+        if response.kind in ("drop", "slow", "malformed"):
             return {"type": "errored", "error": _error_body(500, "fake internal error")}
+        if response.kind == "trickle":
+            answer = self._current_verdict(recorded)
+            return {"type": "succeeded", "message": self._message(params, json.dumps(answer))}
         recorded.response_status = 200
         if response.kind == "text":
             return {"type": "succeeded", "message": self._message(params, response.text)}
@@ -786,6 +909,18 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             fake._check_auth(recorded)
+            fault = fake._next_free_fault()
+            if fault is not None:
+                recorded.served = fault.kind
+                headers = (
+                    {} if fault.retry_after is None else {"retry-after": f"{fault.retry_after:g}"}
+                )
+                status = fault.status_code
+                error = _error_body(
+                    status, fault.message or f"fake {status} error", fault.error_type
+                )
+                self._send_json(recorded, status, error, headers)
+                return
             self._route(recorded, path, body)
         except _Rejection as rejection:
             recorded.served = "rejected"
@@ -807,6 +942,11 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.command == "POST" and path == "/v1/messages/batches":
             recorded.served = "batch_create"
             self._send_json(recorded, 200, fake._create_batch(body))
+        elif self.command == "GET" and path == "/v1/messages/batches":
+            recorded.served = "batch_list"
+            host, port = self.server.server_address[:2]
+            query = self.path.partition("?")[2]
+            self._send_json(recorded, 200, fake._list_batches(query, f"http://{host}:{port}"))
         elif parts[:3] == ["v1", "messages", "batches"] and len(parts) >= 4:
             batch_id = parts[3]
             if batch_id not in fake.batches:
@@ -839,7 +979,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.fake
         if isinstance(response, dict):
             recorded.served = "verdict"
-            self._send_json(recorded, 200, fake._message(body, json.dumps(response)))
+            self._send_json(recorded, 200, fake._message(body, json.dumps(response)), bill=body)
             return
         recorded.served = response.kind
         if response.kind == "status":
@@ -859,21 +999,62 @@ class _Handler(BaseHTTPRequestHandler):
             if fake._stopping.wait(response.seconds):
                 return
             answer = fake._current_verdict(recorded)
-            self._send_json(recorded, 200, fake._message(body, json.dumps(answer)))
+            self._send_json(recorded, 200, fake._message(body, json.dumps(answer)), bill=body)
         elif response.kind == "text":
-            self._send_json(recorded, 200, fake._message(body, response.text))
+            self._send_json(recorded, 200, fake._message(body, response.text), bill=body)
         elif response.kind == "missing":
             answer = fake._current_verdict(recorded)
             answer.pop(response.field_name, None)
-            self._send_json(recorded, 200, fake._message(body, json.dumps(answer)))
+            self._send_json(recorded, 200, fake._message(body, json.dumps(answer)), bill=body)
         elif response.kind == "refusal":
-            self._send_json(recorded, 200, fake._message(body, None, stop_reason="refusal"))
+            message = fake._message(body, None, stop_reason="refusal")
+            self._send_json(recorded, 200, message, bill=body)
         elif response.kind == "batch":
             # A batch-only fault: a direct call gets the question's current verdict.
             answer = fake._current_verdict(recorded)
-            self._send_json(recorded, 200, fake._message(body, json.dumps(answer)))
+            self._send_json(recorded, 200, fake._message(body, json.dumps(answer)), bill=body)
+        elif response.kind == "malformed":
+            answer = fake._message(body, json.dumps(fake._current_verdict(recorded)))
+            self._send_raw(recorded, *_malformed_body(response.text, answer))
+        elif response.kind == "trickle":
+            answer = fake._message(body, json.dumps(fake._current_verdict(recorded)))
+            self._trickle(recorded, json.dumps(answer).encode("utf-8"), response.seconds, body)
         else:
             raise ValueError(f"unknown fault kind {response.kind!r}")
+
+    def _send_raw(self, recorded: RecordedRequest, data: bytes, content_type: str) -> None:
+        """A 200 with exactly ``data`` as its body (a malformed reply: not billed)."""
+        recorded.response_status = 200
+        try:
+            self.send_response(200)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            recorded.response_status = None
+            self.close_connection = True
+
+    def _trickle(self, recorded: RecordedRequest, data: bytes, interval: float, body: Any) -> None:
+        """A 200 whose body comes one byte at a time; billed only if all of it was sent."""
+        recorded.response_status = 200
+        try:
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.flush()
+            for index in range(len(data)):
+                if self.fake._stopping.wait(interval):
+                    return
+                self.wfile.write(data[index : index + 1])
+                self.wfile.flush()
+        except OSError:
+            recorded.response_status = None
+            self.close_connection = True
+            return
+        self.fake.bill(body)
 
     def _send_json(
         self,
@@ -881,10 +1062,15 @@ class _Handler(BaseHTTPRequestHandler):
         status: int,
         payload: dict[str, Any],
         headers: dict[str, str] | None = None,
+        *,
+        bill: Any = None,
     ) -> None:
         data = json.dumps(payload).encode("utf-8")
         # Recorded before the answer goes out: once the client has read it, a test may look.
         recorded.response_status = status
+        if bill is not None:
+            # Billed once the model has answered, whether or not the client reads it.
+            self.fake.bill(bill)
         try:
             self.send_response(status)
             self.send_header("content-type", "application/json")
