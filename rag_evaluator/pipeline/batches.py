@@ -370,12 +370,13 @@ class BatchRunner:
             return
         seen: set[str] = set()
         touched: dict[int, FamilyRun] = {}
+        refusal: str | None = None
         for entry in results:
             seen.add(entry.custom_id)
             item = outstanding.get(entry.custom_id)
             if item is not None:
                 touched[id(item.run)] = item.run
-                self._apply(item, entry.result, outstanding)
+                refusal = self._apply(item, entry.result, outstanding) or refusal
         for custom in self.open_batches.get(batch_id, ()):
             item = outstanding.get(custom)
             if item is not None and custom not in seen:
@@ -386,24 +387,30 @@ class BatchRunner:
             self.recorder.stage_finished(run.key, stage_digest(run.stage), run.journal_outcomes())
         self.writer.append_batch_done(batch_id)
         self.open_batches.pop(batch_id, None)
+        if refusal is not None:
+            # Raised once the batch's other results are kept and it is done: a rerun sends the
+            # refused requests again (they were not billed) instead of meeting this again.
+            raise JudgeFatalError(
+                f"The Message Batch refused a request: {refusal}. Run the same command "
+                "again to resume once this is fixed"
+            )
 
-    def _apply(self, item: _Pending, result: Any, outstanding: dict[str, _Pending]) -> None:
+    def _apply(self, item: _Pending, result: Any, outstanding: dict[str, _Pending]) -> str | None:
+        """Apply one result to its request; the reason when the API refused it for good."""
         outcome, failure = self.client.read_batch_entry(item.request, result)
         self.client.cap.settle(item.reserved_usd, outcome.cost_usd)
         item.reserved_usd = 0.0
         if failure is None:
             item.run.deliver(item.index, outcome)
             del outstanding[item.custom_id]
-            return
+            return None
         if failure.kind is FailureKind.FATAL:
-            raise JudgeFatalError(
-                f"The Message Batch refused a request: {failure.reason}. Run the same command "
-                "again to resume once this is fixed"
-            )
+            return failure.reason
         self._failed_attempt(item, outcome, failure.kind, failure.reason)
         item.give_up = item.give_up or not failure.retry
         if failure.kind is FailureKind.QUESTION:
             logger.warning("%s: %s; asking again in the next batch", item.custom_id, failure.reason)
+        return None
 
     def _failed_attempt(
         self, item: _Pending, paid: CallOutcome, kind: FailureKind, reason: str

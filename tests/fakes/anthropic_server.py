@@ -355,8 +355,9 @@ class FakeAnthropicServer:
         self.known_models = known_models
         self.response_delay_seconds = 0.0
         # Called with each request as it arrives, before it is answered: lets a test look at
-        # the world (e.g. the checkpoint) at the moment the client sends its next call.
-        self.on_request: Callable[[RecordedRequest], None] | None = None
+        # the world (e.g. the checkpoint) at the moment the client sends its next call. A Fault
+        # it returns answers the request instead of the script.
+        self.on_request: Callable[[RecordedRequest], Fault | None] | None = None
         self.requests: list[RecordedRequest] = []  # Messages API calls (direct or batched)
         self.all_requests: list[RecordedRequest] = []  # every HTTP request
         self.context_window_tokens = CONTEXT_WINDOW_TOKENS
@@ -883,8 +884,13 @@ class _Handler(BaseHTTPRequestHandler):
             fake.all_requests.append(recorded)
             if is_message:
                 fake.requests.append(recorded)
+        override = None
         if is_message and fake.on_request is not None:
-            fake.on_request(recorded)
+            # A hook may answer in the script's place (e.g. drop the call it stopped the run at).
+            override = fake.on_request(recorded)
+        if is_message and isinstance(override, Fault):
+            self._serve(recorded, body, override)
+            return
         if is_message:
             with fake._lock:
                 fake.in_flight += 1
