@@ -416,7 +416,9 @@ class ModelClient:
                 return None, failure
             except ValueError as error:
                 # The SDK could not decode the body (not JSON, or not a model of it).
-                failure = self._failure(MalformedReplyError(f"body unreadable: {type(error).__name__}"))
+                failure = self._failure(
+                    MalformedReplyError(f"body unreadable: {type(error).__name__}")
+                )
                 return None, failure
             finally:
                 self.limiter.release(
