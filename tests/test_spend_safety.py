@@ -484,3 +484,99 @@ def test_ctrl_c_while_the_command_starts_exits_quietly() -> None:
     assert finished.returncode == 130
     assert "Traceback" not in finished.stderr
     assert finished.stderr.strip() == "Interrupted."
+
+
+# -- the client's own resources -----------------------------------------------------------------
+
+
+class _BrokenTransport:
+    """A transport whose HTTP layer fails in a way the SDK does not wrap."""
+
+    base_url = "http://127.0.0.1:9"
+
+    def create_message(self, params: object) -> object:
+        raise OSError("the network stack failed")
+
+    def count_tokens(self, params: object) -> int:
+        return 42
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_call_that_fails_unexpectedly_gives_its_limiter_slot_back() -> None:
+    import threading
+
+    from rag_evaluator.judge.client import ClientSettings, ModelClient
+    from rag_evaluator.judge.limits import CallLimiter
+
+    limiter = CallLimiter(max_in_flight=1)
+    client = ModelClient(
+        _BrokenTransport(),  # type: ignore[arg-type]
+        ClientSettings(model=resolve_model("haiku")),
+        limiter=limiter,
+    )
+    judge = JudgeFamily(DEFAULT_SYSTEM_PROMPT, DEFAULT_HEDGE_PHRASES)
+    with pytest.raises(OSError):
+        client.call(judge.request(EvaluationItem(1, *QUESTIONS[1])))
+    # The one slot is free again: the next call's turn comes at once.
+    acquired = threading.Event()
+    waiter = threading.Thread(target=lambda: (limiter.acquire(), acquired.set()), daemon=True)
+    waiter.start()
+    assert acquired.wait(5)
+
+
+def test_token_counting_does_not_wait_for_the_calls_spacing() -> None:
+    import threading
+
+    from rag_evaluator.judge.client import ClientSettings, ModelClient
+    from rag_evaluator.judge.limits import CallLimiter
+
+    # Calls may start only every 1,000 s; free counts must not queue behind that.
+    client = ModelClient(
+        _BrokenTransport(),  # type: ignore[arg-type]
+        ClientSettings(model=resolve_model("haiku")),
+        limiter=CallLimiter(max_in_flight=1, spacing_seconds=1000),
+    )
+    judge = JudgeFamily(DEFAULT_SYSTEM_PROMPT, DEFAULT_HEDGE_PHRASES)
+    counts: list[int] = []
+
+    def count_three() -> None:
+        for number in (1, 2, 3):
+            counts.append(
+                client.count_input_tokens(judge.request(EvaluationItem(number, *QUESTIONS[number])))
+            )
+
+    counting = threading.Thread(target=count_three, daemon=True)
+    counting.start()
+    counting.join(10)
+    assert counts == [42, 42, 42]
+
+
+def test_a_batch_budget_stop_says_what_was_spent(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    budget = one_call_usd() * 3  # a batch books each request at half its direct price
+    result = run_cli([*BATCH, "--max-cost", f"{budget:.6f}"])
+    assert result.exit_code == 4, result.output
+    text = " ".join(result.stderr.split())
+    spent = text.split("--max-cost budget of ")[1].split("(")[1].split(" spent")[0]
+    assert spent.startswith("$") and float(spent[1:]) > 0, text
+
+
+def test_generate_lets_go_of_its_checkpoint_records(
+    fake_anthropic: FakeAnthropicServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+    import warnings
+
+    from generate_support import DOCS, generate_arguments
+
+    prepare_workspace(tmp_path, monkeypatch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        result = run_cli([*generate_arguments(DOCS, count=4), "--yes"])
+        gc.collect()
+    assert result.exit_code == 0, result.output
+    unclosed = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    assert not [message for message in unclosed if ".jsonl" in message], unclosed

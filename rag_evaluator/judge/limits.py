@@ -145,14 +145,22 @@ class SpendingCap:
             if self.budget_usd is not None:
                 committed = self._spend.spent + self._spend.reserved
                 if committed + estimated_usd > self.budget_usd:
-                    raise BudgetExhaustedError(
-                        f"Stopped before the next call: it would take the spending past the "
-                        f"--max-cost budget of {usd(self.budget_usd)} ({usd(self._spend.spent)} "
-                        "spent by this run so far, resumed sessions included): run the same "
-                        "command again with a higher --max-cost to go on"
-                    )
+                    raise self._exhausted()
             self._spend.reserved += estimated_usd
             return estimated_usd
+
+    def exhausted(self) -> BudgetExhaustedError:
+        """The budget stop, saying what has been spent by now."""
+        with self._lock:
+            return self._exhausted()
+
+    def _exhausted(self) -> BudgetExhaustedError:
+        return BudgetExhaustedError(
+            f"Stopped before the next call: it would take the spending past the --max-cost "
+            f"budget of {usd(self.budget_usd or 0.0)} ({usd(self._spend.spent)} spent by this "
+            "run so far, resumed sessions included): run the same command again with a "
+            "higher --max-cost to go on"
+        )
 
     def settle(self, reserved_usd: float, actual_usd: float) -> None:
         """Replace a reservation by what the call really cost."""

@@ -194,7 +194,8 @@ class BatchRunner:
                 self._create_all(chosen)
             self._collect_open(outstanding)
             if budget_error is not None:
-                raise budget_error
+                # Said now, with what the collected batches cost.
+                raise self.client.cap.exhausted()
             self._give_up_exhausted(outstanding)
 
     def _within_budget(
