@@ -190,7 +190,7 @@ class GevalTally(SummaryTally[GevalResult]):
         self.unscored += not result.scored
 
     def lines(self) -> list[SummaryLine]:
-        lines = [SummaryLine(column, values.mean_text()) for column, values in self.values.items()]
+        lines = [values.line(column) for column, values in self.values.items()]
         # No comma: the summary cell must stay unquoted.
         grades = " / ".join(f"{grade} {self.grades[grade]}" for grade in judged_scores.GRADES)
         lines.append(SummaryLine("Factual Grades", grades))
