@@ -536,10 +536,11 @@ def _run_view(
             if metric.metric not in column_index:
                 continue
             position = column_index[metric.metric]
+            # The run's own question numbers: its table is the one marked.
             for flip in metric.got_worse:
-                changes.setdefault(flip.question_number, []).append(f"w{position}")
+                changes.setdefault(flip.run_question_number, []).append(f"w{position}")
             for flip in metric.got_better:
-                changes.setdefault(flip.question_number, []).append(f"b{position}")
+                changes.setdefault(flip.run_question_number, []).append(f"b{position}")
     contexts = table.contexts or RunContexts()
     rows: list[RowView] = []
     for row in table.rows:

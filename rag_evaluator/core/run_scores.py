@@ -176,6 +176,7 @@ class RunScores:
     metrics: Mapping[str, MetricScores]  # in column order
     reasoning: Mapping[int, str] = field(default_factory=dict)
     questions: Mapping[int, str] = field(default_factory=dict)
+    ground_truths: Mapping[int, str] = field(default_factory=dict)
     summary: tuple[tuple[str, str], ...] = ()
     empty_columns: tuple[str, ...] = ()  # possible metrics with no value in any row
     metadata_columns: tuple[str, ...] = ()  # carried columns (Category...), never metrics
@@ -284,6 +285,11 @@ def build_run_scores(
             row.question_number: row.cells[QUESTION]
             for row in rows
             if row.cells.get(QUESTION, "").strip()
+        },
+        ground_truths={
+            row.question_number: row.cells[GROUND_TRUTH]
+            for row in rows
+            if row.cells.get(GROUND_TRUTH, "").strip()
         },
         summary=tuple(summary),
         empty_columns=tuple(empty),
