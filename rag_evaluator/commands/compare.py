@@ -16,7 +16,7 @@ from rag_evaluator.core.comparison import (
     describe_worse,
     format_p,
 )
-from rag_evaluator.core.run_scores import MetricKind
+from rag_evaluator.core.run_scores import MetricKind, is_offline_metric
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.core.snippets import quote_snippet
 from rag_evaluator.core.statistics import CONFIDENCE_LEVEL
@@ -119,8 +119,10 @@ def _show_comparison(comparison: RunComparison, *, to_stdout: bool) -> None:
         )
     for metric in comparison.metrics:
         if metric.left_out:
+            # An offline metric's empty cell: the metric does not apply to that question.
+            empty = "not applicable" if is_offline_metric(metric.metric) else "unscored"
             console.info(
-                f"{metric.metric}: unscored in one run or both, left out: "
+                f"{metric.metric}: {empty} in one run or both, left out: "
                 f"{format_numbers(metric.left_out, _SHOWN_NUMBERS)}"
             )
     for skipped in comparison.skipped:

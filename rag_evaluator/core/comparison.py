@@ -273,8 +273,8 @@ def _compare_metric(
                 b,
                 int(before_scores[b]),
                 int(after_scores[r]),
-                baseline.reasoning.get(b, ""),
-                run.reasoning.get(r, ""),
+                baseline.explanation(name, b),
+                run.explanation(name, r),
                 run_question_number=r,
             )
             for b, r in paired

@@ -52,6 +52,8 @@ from rag_evaluator.core.metric_kinds import (
 )
 from rag_evaluator.core.metrics.quality import FAILURES as QUALITY_FAILURES
 from rag_evaluator.core.metrics.registry import METRIC_SCALES
+from rag_evaluator.core.rubrics import COLUMN_PREFIX as RUBRIC_PREFIX
+from rag_evaluator.core.rubrics import REASONING_COLUMN as RUBRIC_REASONING
 from rag_evaluator.core.snippets import quote_snippet
 from rag_evaluator.core.summary import metadata_columns
 from rag_evaluator.core.tasks.classify import ClassifyFamily
@@ -109,16 +111,40 @@ _DECIMAL = re.compile(r"[+-]?(?:(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?
 _INTEGER = re.compile(r"[+-]?\d+")
 
 
+_JUDGED_FAMILIES = (JudgeFamily, RagasFamily, GevalFamily, ClassifyFamily, MatchFamily)
 # The tool's own metrics by name, as they declare themselves: the kinds of an undeclared
 # column of that name (results files older than the Metric Kinds row).
 KNOWN_SCALES: dict[str, MetricScale] = {
     **METRIC_SCALES,
     **{
         column: RATE if column in family.rate_columns else SCORE
-        for family in (JudgeFamily, RagasFamily, GevalFamily, ClassifyFamily, MatchFamily)
+        for family in _JUDGED_FAMILIES
         for column in family.metric_columns
     },
 }
+# The column explaining each model-judged metric: its family's reasoning. The rubric's
+# criteria (``rubric_<name>``) share ``rubric_reasoning``; offline metrics have none.
+_REASONING_COLUMNS: dict[str, str] = {
+    column: family.reasoning_column
+    for family in _JUDGED_FAMILIES
+    if family.reasoning_column is not None
+    for column in family.metric_columns
+}
+
+
+def reasoning_column(metric: str) -> str | None:
+    """The column holding the reasoning behind ``metric``'s scores, if it has one."""
+    if metric in _REASONING_COLUMNS:
+        return _REASONING_COLUMNS[metric]
+    if metric.startswith(RUBRIC_PREFIX) and metric != RUBRIC_REASONING:
+        return RUBRIC_REASONING
+    return None
+
+
+def is_offline_metric(metric: str) -> bool:
+    """Whether ``metric`` is one of the offline families': an empty cell means the metric
+    does not apply to that question (or lacks its inputs), not that scoring failed."""
+    return metric in METRIC_SCALES
 
 
 def classify_cells(cells: Sequence[str]) -> MetricKind | None:
@@ -174,12 +200,22 @@ class RunScores:
     label: str  # how messages name the file
     question_numbers: tuple[int, ...]  # every row, in file order
     metrics: Mapping[str, MetricScores]  # in column order
-    reasoning: Mapping[int, str] = field(default_factory=dict)
+    reasoning: Mapping[int, str] = field(default_factory=dict)  # the judge's Reasoning
     questions: Mapping[int, str] = field(default_factory=dict)
     ground_truths: Mapping[int, str] = field(default_factory=dict)
     summary: tuple[tuple[str, str], ...] = ()
     empty_columns: tuple[str, ...] = ()  # possible metrics with no value in any row
     metadata_columns: tuple[str, ...] = ()  # carried columns (Category...), never metrics
+    # The families' reasoning columns: column -> question number -> text.
+    explanations: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
+
+    def explanation(self, metric: str, question_number: int) -> str:
+        """Why ``metric`` has its value on that question: its family's reasoning, or ``""``
+        (offline metrics and checks have none)."""
+        column = reasoning_column(metric)
+        if column is None:
+            return ""
+        return self.explanations.get(column, {}).get(question_number, "")
 
 
 def _fits(scale: MetricScale, cells: Sequence[str]) -> bool:
@@ -294,4 +330,20 @@ def build_run_scores(
         summary=tuple(summary),
         empty_columns=tuple(empty),
         metadata_columns=tuple(name for name in metadata if name in headers),
+        explanations=_explanations(headers, rows, metrics),
     )
+
+
+def _explanations(
+    headers: Sequence[str], rows: Sequence[TableRow], metrics: Mapping[str, MetricScores]
+) -> dict[str, dict[int, str]]:
+    columns = {reasoning_column(name) for name in metrics} - {None}
+    return {
+        column: {
+            row.question_number: row.cells[column]
+            for row in rows
+            if row.cells.get(column, "").strip()
+        }
+        for column in columns
+        if column is not None and column in headers
+    }

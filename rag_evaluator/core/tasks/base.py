@@ -155,6 +155,8 @@ class JudgedFamily(ABC, Generic[ResultT]):
     metric_columns: tuple[str, ...] = ()
     #: Those of ``metric_columns`` that hold 0/1 outcomes (rates); the others are 0-1 scores.
     rate_columns: tuple[str, ...] = ()
+    #: The column of ``columns`` holding the reasoning behind the family's scores, if any.
+    reasoning_column: str | None = None
 
     @abstractmethod
     def identity(self) -> Mapping[str, Any]:

@@ -50,6 +50,7 @@ class ClassifyFamily(SingleCallFamily[ClassifyResult]):
     columns = (ANSWER_CLASS, ANSWER_CORRECT, CLASSIFY_REASONING)
     metric_columns = (ANSWER_CORRECT,)
     rate_columns = metric_columns
+    reasoning_column = CLASSIFY_REASONING
     system_prompt = answer_grading_calls.CLASSIFY_PROMPT
     schema = answer_grading_calls.CLASSIFY_SCHEMA
     max_tokens = answer_grading_calls.SHORT_MAX_TOKENS

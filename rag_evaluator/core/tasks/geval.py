@@ -67,6 +67,7 @@ class GevalFamily(SingleCallFamily[GevalResult]):
         FACTUAL_COMPLETENESS,
         FACTUAL_CONSISTENCY,
     )
+    reasoning_column = FACTUAL_REASONING
     system_prompt = answer_grading_calls.GEVAL_PROMPT
     schema = answer_grading_calls.GEVAL_SCHEMA
     max_tokens = answer_grading_calls.GEVAL_MAX_TOKENS

@@ -52,6 +52,7 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
     columns = (PRECISION, RECALL, ACCURACY, REASONING, CONSENSUS, VOTES)
     metric_columns = (PRECISION, RECALL, ACCURACY)
     rate_columns = metric_columns
+    reasoning_column = REASONING
 
     def __init__(self, system_prompt: str, hedge_phrases: Sequence[str]) -> None:
         self.system_prompt = system_prompt

@@ -39,6 +39,7 @@ class MatchFamily(SingleCallFamily[MatchResult]):
     columns = (IS_MATCHING, MATCH_REASONING)
     metric_columns = (IS_MATCHING,)
     rate_columns = metric_columns
+    reasoning_column = MATCH_REASONING
     system_prompt = answer_grading_calls.MATCH_PROMPT
     schema = answer_grading_calls.MATCH_SCHEMA
     max_tokens = answer_grading_calls.SHORT_MAX_TOKENS

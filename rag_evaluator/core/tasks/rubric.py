@@ -57,6 +57,7 @@ class RubricFamily(SingleCallFamily[RubricResult]):
             criterion.column for criterion in rubric.criteria if criterion.scale.pass_fail
         )
         self.columns = (*self.metric_columns, REASONING_COLUMN)
+        self.reasoning_column = REASONING_COLUMN
         count = len(rubric.criteria)
         self.reply_tokens = (
             RubricFamily.reply_tokens[0] * count,
