@@ -363,7 +363,8 @@ def _questions(run: RunView) -> str:
 def _run_section(run: RunView, runs: int) -> str:
     badge = " (baseline)" if run.baseline and runs > 1 else ""
     heading_badge = "<small>baseline</small>" if run.baseline and runs > 1 else ""
-    cards = "".join(_card(card) for card in run.cards)
+    cards = "".join(_card(card) for card in run.cards if not card.metadata)
+    metadata = "".join(_card(card) for card in run.cards if card.metadata)
     parts = [
         f'<section class="tab run" id="run{run.index}" data-run="{run.index}" '
         f'data-tab="{escape(run.label + badge)}">',
@@ -373,6 +374,12 @@ def _run_section(run: RunView, runs: int) -> str:
     ]
     if cards:
         parts.append(f'<h3>Metrics</h3><div class="cards">{cards}</div>')
+    if metadata:
+        parts.append(
+            '<h3>Metadata</h3><p class="note">Columns carried from the questions or the '
+            "dataset, not scores.</p>"
+            f'<div class="cards">{metadata}</div>'
+        )
     parts.append(_distributions(run))
     parts.append(_diagnostics(run))
     parts.append(_questions(run))

@@ -47,6 +47,7 @@ class ReportRequest:
     title: str | None = None
     # A dataset file giving the contexts and golden contexts of every run (evaluate --dataset).
     dataset_path: Path | None = None
+    names: Sequence[str] = ()  # --name NAME=RESULTS.csv: how the page names a run
 
 
 @dataclass(frozen=True)
@@ -56,13 +57,50 @@ class ReportOutcome:
     questions: list[int] = field(default_factory=list)  # rows per run
 
 
-def _labels(paths: Sequence[Path]) -> list[str]:
-    """Each run's name in the page: its file name, or its path when two different files
-    share a name; the same file given twice is told apart by a number."""
+def _given_names(values: Sequence[str], paths: Sequence[Path]) -> dict[Path, str]:
+    """``--name NAME=RESULTS.csv`` values: the name of each results file they name."""
+    names: dict[Path, str] = {}
+    for value in values:
+        name, separator, target = value.partition("=")
+        if not separator:
+            raise UsageError(
+                f"--name {value!r} is not NAME=RESULTS.csv. Write the run's name, '=', then "
+                "its results file, e.g. --name baseline=runs/a.csv"
+            )
+        if not name.strip():
+            raise UsageError(
+                f"--name {value!r} gives no name. Write the run's name before '=', e.g. "
+                f"--name baseline={target}"
+            )
+        wanted = Path(target)
+        matches = [path for path in paths if path == wanted or _same_file(path, wanted)]
+        if not matches:
+            shown = ", ".join(str(path) for path in paths)
+            raise UsageError(
+                f"--name {value!r}: {target} is not one of the results files ({shown}). Name "
+                "a results file given to the command"
+            )
+        for path in matches:
+            names[path] = name.strip()
+    return names
+
+
+def _same_file(path: Path, other: Path) -> bool:
+    return path.exists() and other.exists() and path.resolve() == other.resolve()
+
+
+def _labels(paths: Sequence[Path], given: dict[Path, str] | None = None) -> list[str]:
+    """Each run's name in the page: the ``--name`` given, else its file name, or its path
+    when two different files share a name; two runs named alike are told apart by a
+    number."""
+    given = given or {}
     files_by_name: dict[str, set[Path]] = {}
     for path in paths:
         files_by_name.setdefault(path.name, set()).add(path.resolve())
-    labels = [str(path) if len(files_by_name[path.name]) > 1 else path.name for path in paths]
+    labels = [
+        given.get(path) or (str(path) if len(files_by_name[path.name]) > 1 else path.name)
+        for path in paths
+    ]
     seen: Counter[str] = Counter()
     unique = []
     for label in labels:
@@ -79,6 +117,11 @@ def _check(request: ReportRequest) -> Path:
             f"--answers is given {len(request.answers_paths)} times for "
             f"{len(request.results_paths)} results file(s). Give at most one answers file per "
             "results file, in the same order"
+        )
+    if request.dataset_path is not None and (request.answers_paths or request.ground_truth_path):
+        raise UsageError(
+            "--dataset gives the contexts and golden contexts of every run: leave out "
+            "--answers and --ground-truth, or --dataset"
         )
     output = request.output_path or default_report_path(request.results_paths[0])
     inputs = [*request.results_paths, *request.answers_paths]
@@ -143,7 +186,7 @@ def build_report(request: ReportRequest, *, now: datetime | None = None) -> Repo
         golden = dataset.ground_truth.rows
     elif request.ground_truth_path is not None:
         golden = load_ground_truth(request.ground_truth_path).rows
-    labels = _labels(request.results_paths)
+    labels = _labels(request.results_paths, _given_names(request.names, request.results_paths))
     tables = []
     for position, (path, sheet) in enumerate(zip(request.results_paths, sheets, strict=True)):
         answers_path = (
