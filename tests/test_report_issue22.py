@@ -158,3 +158,34 @@ def test_a_bad_name_is_a_usage_error(workspace: Workspace, name: str, message: s
     result = run_cli(["report", str(first), "--name", name.replace("a.csv", str(first))])
     assert result.exit_code == 2, result.output
     assert message.replace("a.csv", str(first)) in " ".join(result.stderr.split())
+
+
+def test_runs_of_reordered_datasets_take_each_its_own_dataset(workspace: Workspace) -> None:
+    first = evaluate(workspace, "a")
+    Path("set.jsonl").write_text(
+        "".join(json.dumps(record) + "\n" for record in reversed(RECORDS)), "utf-8"
+    )
+    Path("first.jsonl").write_text(
+        "".join(json.dumps(record) + "\n" for record in RECORDS), "utf-8"
+    )
+    second = evaluate(workspace, "b")
+    result = run_cli(
+        [
+            *("report", str(first), str(second), "-o", "page.html"),
+            *("--dataset", "first.jsonl", "--dataset", "set.jsonl"),
+        ]
+    )
+    assert result.exit_code == 0, result.output
+    assert "differ from" not in result.output
+    page = parse_page(Path("page.html").read_text(encoding="utf-8"))
+    (payload,) = [text for attrs, text in page.scripts if attrs.get("id") == "contexts"]
+    data = json.loads(gzip.decompress(base64.b64decode(payload)))
+    pool = data["pool"]
+    # Box 1 is the first record of the first run and the last of the second.
+    box = pool.index("Inventory: box 1 sits on shelf 2.")
+    assert data["retrieved"][0]["1"][0][0] == box
+    assert data["retrieved"][1]["12"][0][0] == box
+    three = run_cli(
+        ["report", str(first), str(second), *("--dataset", "first.jsonl") * 3, "-o", "x.html"]
+    )
+    assert three.exit_code == 2 and "--dataset is given 3 times for 2" in three.stderr

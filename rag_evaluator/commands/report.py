@@ -49,12 +49,13 @@ def report_command(
             show_default=False,
         ),
     ] = None,
-    dataset: Annotated[
-        Path | None,
+    datasets: Annotated[
+        list[Path] | None,
         typer.Option(
             "--dataset",
             help="The dataset the runs were made from (evaluate --dataset): its contexts and "
-            "golden contexts are shown on demand, for every run.",
+            "golden contexts are shown on demand; once for every run, or once per results "
+            "file in the same order.",
             show_default=False,
         ),
     ] = None,
@@ -81,7 +82,7 @@ def report_command(
             answers_paths=answers or [],
             ground_truth_path=ground_truth,
             title=title,
-            dataset_path=dataset,
+            dataset_paths=datasets or [],
             names=names or [],
         )
     )
