@@ -198,12 +198,16 @@ def _show_flips(comparison: RunComparison, *, to_stdout: bool) -> None:
             rows += [_flip_row(metric.metric, direction, flip) for flip in flips[:_SHOWN_FLIPS]]
     if not rows:
         return
+    header = ["Metric", "Question", "Change", "Baseline reasoning", "Run reasoning"]
+    if not any(row[3] or row[4] for row in rows):
+        # Offline metrics and checks have no reasoning: no empty columns for it.
+        header, rows = header[:3], [row[:3] for row in rows]
     console.table(
         "Questions whose score flipped",
-        ["Metric", "Question", "Change", "Baseline reasoning", "Run reasoning"],
+        header,
         rows,
         to_stdout=to_stdout,
-        text_columns=(3, 4),
+        text_columns=tuple(index for index in (3, 4) if index < len(header)),
     )
     if hidden:
         console.info(f"… and {hidden} more flipped question(s): --json or --output lists every one")
