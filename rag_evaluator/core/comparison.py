@@ -254,54 +254,14 @@ def _compare_metric(
     left_out = tuple(b for b, _ in pairs if b not in scored)
     if not paired:
         return SkippedMetric(name, "no question scored in both runs")
-    before = [before_scores[b] for b, _ in paired]
-    after = [after_scores[r] for _, r in paired]
     binary = (
         baseline.metrics[name].kind is MetricKind.BINARY
         and run.metrics[name].kind is MetricKind.BINARY
     )
-    lower_is_better = name.casefold() in LOWER_IS_BETTER
     if binary:
-        counts = PairedCounts(
-            both=sum(1 for b, a in zip(before, after, strict=True) if b == 1 and a == 1),
-            run_only=sum(1 for b, a in zip(before, after, strict=True) if b == 0 and a == 1),
-            baseline_only=sum(1 for b, a in zip(before, after, strict=True) if b == 1 and a == 0),
-            neither=sum(1 for b, a in zip(before, after, strict=True) if b == 0 and a == 0),
-        )
-        flips = [
-            Flip(
-                b,
-                int(before_scores[b]),
-                int(after_scores[r]),
-                baseline.explanation(name, b),
-                run.explanation(name, r),
-                run_question_number=r,
-            )
-            for b, r in paired
-            if before_scores[b] != after_scores[r]
-        ]
-        went_down = tuple(flip for flip in flips if flip.run_value < flip.baseline_value)
-        went_up = tuple(flip for flip in flips if flip.run_value > flip.baseline_value)
-        baseline_rate = counts.baseline_successes / counts.total
-        run_rate = counts.run_successes / counts.total
-        return MetricComparison(
-            metric=name,
-            kind=MetricKind.BINARY,
-            paired_count=len(paired),
-            left_out=left_out,
-            baseline_value=baseline_rate,
-            run_value=run_rate,
-            difference=run_rate - baseline_rate,
-            interval=paired_difference_interval(counts),
-            test=MCNEMAR,
-            p_value=mcnemar_exact_p_value(counts.baseline_only, counts.run_only),
-            holm_p_value=1.0,
-            significant=False,
-            lower_is_better=lower_is_better,
-            counts=counts,
-            got_worse=went_up if lower_is_better else went_down,
-            got_better=went_down if lower_is_better else went_up,
-        )
+        return _binary_comparison(name, baseline, run, paired, left_out)
+    before = [before_scores[b] for b, _ in paired]
+    after = [after_scores[r] for _, r in paired]
     baseline_mean = sum(before) / len(before)
     run_mean = sum(after) / len(after)
     bootstrap = paired_bootstrap(before, after)
@@ -318,7 +278,62 @@ def _compare_metric(
         p_value=bootstrap.p_value,
         holm_p_value=1.0,
         significant=False,
+        lower_is_better=name.casefold() in LOWER_IS_BETTER,
+    )
+
+
+def _binary_comparison(
+    name: str,
+    baseline: RunScores,
+    run: RunScores,
+    paired: Sequence[tuple[int, int]],
+    left_out: tuple[int, ...],
+) -> MetricComparison:
+    """Rates, Newcombe's interval, McNemar's test and the flipped questions of a 0/1 metric
+    over the pairs scored in both runs."""
+    before_scores = baseline.metrics[name].values
+    after_scores = run.metrics[name].values
+    outcomes = [(before_scores[b], after_scores[r]) for b, r in paired]
+    counts = PairedCounts(
+        both=sum(1 for b, a in outcomes if b == 1 and a == 1),
+        run_only=sum(1 for b, a in outcomes if b == 0 and a == 1),
+        baseline_only=sum(1 for b, a in outcomes if b == 1 and a == 0),
+        neither=sum(1 for b, a in outcomes if b == 0 and a == 0),
+    )
+    flips = [
+        Flip(
+            b,
+            int(before_scores[b]),
+            int(after_scores[r]),
+            baseline.explanation(name, b),
+            run.explanation(name, r),
+            run_question_number=r,
+        )
+        for b, r in paired
+        if before_scores[b] != after_scores[r]
+    ]
+    went_down = tuple(flip for flip in flips if flip.run_value < flip.baseline_value)
+    went_up = tuple(flip for flip in flips if flip.run_value > flip.baseline_value)
+    baseline_rate = counts.baseline_successes / counts.total
+    run_rate = counts.run_successes / counts.total
+    lower_is_better = name.casefold() in LOWER_IS_BETTER
+    return MetricComparison(
+        metric=name,
+        kind=MetricKind.BINARY,
+        paired_count=len(paired),
+        left_out=left_out,
+        baseline_value=baseline_rate,
+        run_value=run_rate,
+        difference=run_rate - baseline_rate,
+        interval=paired_difference_interval(counts),
+        test=MCNEMAR,
+        p_value=mcnemar_exact_p_value(counts.baseline_only, counts.run_only),
+        holm_p_value=1.0,
+        significant=False,
         lower_is_better=lower_is_better,
+        counts=counts,
+        got_worse=went_up if lower_is_better else went_down,
+        got_better=went_down if lower_is_better else went_up,
     )
 
 

@@ -17,7 +17,7 @@ another order gives every question another number. The rule:
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -139,7 +139,7 @@ def _pairs_by_key(
     """The rows not paired by number, paired by key in file order."""
     taken_before = {number for number, _ in paired}
     taken_after = {number for _, number in paired}
-    waiting: dict[tuple[str, str], list[int]] = defaultdict(list)
+    waiting: dict[tuple[str, str], deque[int]] = defaultdict(deque)
     for number in run.question_numbers:
         if number not in taken_after and number in after_keys:
             waiting[after_keys[number]].append(number)
@@ -149,7 +149,7 @@ def _pairs_by_key(
             continue
         partners = waiting.get(before_keys[number])
         if partners:
-            pairs.append((number, partners.pop(0)))
+            pairs.append((number, partners.popleft()))
     return pairs
 
 

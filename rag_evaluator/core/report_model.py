@@ -521,6 +521,25 @@ def _filters(
     return tuple(options)
 
 
+def _changes(
+    comparison: RunComparison | None, column_index: Mapping[str, int]
+) -> dict[int, list[str]]:
+    """The run's rows that got worse (``w<column>``) or better (``b<column>``) than the
+    baseline, by the run's own question numbers: its table is the one marked."""
+    changes: dict[int, list[str]] = {}
+    if comparison is None:
+        return changes
+    for metric in comparison.metrics:
+        if metric.metric not in column_index:
+            continue
+        position = column_index[metric.metric]
+        for flip in metric.got_worse:
+            changes.setdefault(flip.run_question_number, []).append(f"w{position}")
+        for flip in metric.got_better:
+            changes.setdefault(flip.run_question_number, []).append(f"b{position}")
+    return changes
+
+
 def _run_view(
     index: int,
     table: RunTable,
@@ -541,17 +560,7 @@ def _run_view(
     for result in diagnostics:
         for number in result.flagged:
             flags_by_question.setdefault(number, []).append(result.rule.key)
-    changes: dict[int, list[str]] = {}
-    if comparison is not None:
-        for metric in comparison.metrics:
-            if metric.metric not in column_index:
-                continue
-            position = column_index[metric.metric]
-            # The run's own question numbers: its table is the one marked.
-            for flip in metric.got_worse:
-                changes.setdefault(flip.run_question_number, []).append(f"w{position}")
-            for flip in metric.got_better:
-                changes.setdefault(flip.run_question_number, []).append(f"b{position}")
+    changes = _changes(comparison, column_index)
     contexts = table.contexts or RunContexts()
     rows: list[RowView] = []
     for row in table.rows:
