@@ -106,7 +106,8 @@ def test_binary_and_continuous_labels_unscored_and_unknown_questions() -> None:
     result = run_cli(["calibrate", results, "--labels", labels, "--json", "-"])
     assert result.exit_code == 0, result.output
     assert "labels questions that are not in results.csv, left out: 99" in result.stderr
-    assert "columns Faithfulness name no metric of results.csv" in result.stderr
+    # Issue 22: every column it does not recognise is named, whatever its values.
+    assert "columns annotator, Faithfulness name no metric of results.csv" in result.stderr
     report = json.loads(result.stdout)
     precision, rouge1 = report["metrics"]
     assert precision["labelled"] == 3 and precision["labelled_but_unscored"] == [5]
@@ -233,3 +234,71 @@ def test_the_example_builder_reproduces_the_shipped_files(
     assert shipped_header in text
     result = run_cli(["calibrate", str(results), "--labels", str(labels)])
     assert result.exit_code == 0, result.output
+
+
+# -- issue 22 item 5: label scales -----------------------------------------------------------
+
+
+def judged_scores_file() -> str:
+    """A results file declaring a 0-1 score (ragas_faithfulness) and an unbounded one."""
+    lines = [
+        "#SUMMARY: Total Questions: 4",
+        "#SUMMARY: Metric Kinds: ragas_faithfulness=continuous 0 to 1; my_score=continuous",
+        "Question Number,ragas_faithfulness,my_score",
+        "1,0.9000,2.5000",
+        "2,0.4000,3.0000",
+        "3,1.0000,1.0000",
+        "4,0.2000,4.0000",
+    ]
+    return write("results.csv", "\n".join(lines) + "\n")
+
+
+def test_ratings_on_another_scale_than_the_metric_are_an_error() -> None:
+    results = judged_scores_file()
+    write(
+        "labels.csv",
+        "Question Number,faithfulness_rating,ragas_faithfulness\n1,4,4\n2,2,2\n3,1,1\n",
+    )
+    result = run_cli(["calibrate", results, "--labels", "labels.csv"])
+    assert result.exit_code == 2, result.output
+    [error] = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert "ragas_faithfulness" in error and "0–1" in error
+    assert "2 of 3" in error and "line 2" in error and "'4'" in error
+    assert "Corrected" not in result.output
+
+
+def test_the_range_of_a_metric_known_by_name_is_checked_in_older_files() -> None:
+    # No Metric Kinds row: rouge1 is one of the tool's 0-1 scores all the same.
+    results = results_file({1: ("1", "0.5000"), 2: ("0", "0.2500"), 3: ("1", "0.7500")})
+    write("labels.csv", "Question Number,rouge1\n1,3\n2,1\n3,0.5\n")
+    result = run_cli(["calibrate", results, "--labels", "labels.csv"])
+    assert result.exit_code == 2, result.output
+    assert "rouge1" in result.stderr and "0–1" in result.stderr
+
+
+def test_a_score_without_a_declared_range_takes_any_number() -> None:
+    results = judged_scores_file()
+    write("labels.csv", "Question Number,my_score\n1,3\n2,3\n4,4\n")
+    result = run_cli(["calibrate", results, "--labels", "labels.csv", "--json", "-"])
+    assert result.exit_code == 0, result.output
+    [score] = json.loads(result.stdout)["metrics"]
+    assert score["labelled"] == 3 and score["mean_absolute_difference"] == pytest.approx(1 / 6)
+
+
+def test_every_label_column_it_does_not_recognise_is_named() -> None:
+    results = judged_scores_file()
+    write(
+        "labels.csv",
+        "Question Number,Question,ragas_faithfulness,annotator,hallucination,notes\n"
+        "1,Why?,1,ann,yes,fine\n2,How?,0.5,bob,no,\n",
+    )
+    result = run_cli(["calibrate", results, "--labels", "labels.csv", "--json", "-"])
+    assert result.exit_code == 0, result.output
+    assert "columns annotator, hallucination, notes name no metric of results.csv" in " ".join(
+        result.stderr.split()
+    )
+    assert json.loads(result.stdout)["unmatched_label_columns"] == [
+        "annotator",
+        "hallucination",
+        "notes",
+    ]

@@ -293,3 +293,75 @@ def test_lower_is_better_for_hallucination(tmp_path: Path) -> None:
     assert result.exit_code == 3
     hallucination = json.loads(result.stdout)["comparisons"][0]["metrics"][-1]
     assert hallucination["difference"] > 0 and hallucination["verdict"] == "worse"
+
+
+# -- issue 22: flips explained by the family that flipped; --output honours --metrics ------------
+
+FAMILY_HEADER = (
+    "Question Number,Question,Precision,Reasoning,answer_class,answer_correct,"
+    "classify_reasoning,is_matching,match_reasoning,rubric_cites,rubric_reasoning,"
+    "quality_pass,Quality Failures\n"
+)
+KINDS = (
+    "#SUMMARY: Metric Kinds: Precision=binary; answer_correct=binary; is_matching=binary; "
+    "rubric_cites=binary; quality_pass=binary\n"
+)
+
+
+def family_run(path: Path, flipped: bool) -> Path:
+    """Two questions; with ``flipped`` every 0/1 metric of question 1 goes from 1 to 0."""
+    value = "0" if flipped else "1"
+    tag = "new" if flipped else "old"
+    path.write_text(
+        "#SUMMARY: Total Questions: 2\n"
+        + KINDS
+        + FAMILY_HEADER
+        + f"1,Why?,{value},judge {tag},CORRECT,{value},classify {tag},{value},match {tag},"
+        + f"{value},rubric {tag},{value},{'' if value == '1' else 'quality_not_empty'}\n"
+        + "2,How?,1,judge ok,CORRECT,1,classify ok,1,match ok,1,rubric ok,1,\n",
+        "utf-8",
+    )
+    return Path(path.name)
+
+
+def test_a_flip_is_explained_by_the_reasoning_of_the_family_that_flipped(tmp_path: Path) -> None:
+    baseline = family_run(tmp_path / "base.csv", flipped=False)
+    run = family_run(tmp_path / "new.csv", flipped=True)
+    result = run_cli(["compare", str(baseline), str(run), "--json", "-"])
+    assert result.exit_code == 0, result.output
+    metrics = {m["metric"]: m for m in json.loads(result.stdout)["comparisons"][0]["metrics"]}
+    reasons = {
+        name: (m["got_worse"][0]["baseline_reasoning"], m["got_worse"][0]["run_reasoning"])
+        for name, m in metrics.items()
+    }
+    assert reasons == {
+        "Precision": ("judge old", "judge new"),
+        "answer_correct": ("classify old", "classify new"),
+        "is_matching": ("match old", "match new"),
+        "rubric_cites": ("rubric old", "rubric new"),
+        "quality_pass": ("", ""),  # a check has no reasoning, not the judge's
+    }
+
+
+def test_output_holds_only_the_metrics_asked_for(tmp_path: Path) -> None:
+    baseline, run = good_and_bad(tmp_path)
+    result = run_cli(
+        ["compare", str(baseline), str(run), "--metrics", "rouge1", "--output", "d.csv"]
+    )
+    assert result.exit_code == 0, result.output
+    with (tmp_path / "d.csv").open(encoding="utf-8", newline="") as handle:
+        header = next(csv.reader(handle))
+    metric_columns = [name for name in header if name.endswith(("(baseline)", "(run)", "change"))]
+    assert metric_columns == ["rouge1 (baseline)", "rouge1 (run)", "rouge1 change"]
+
+
+def test_a_check_that_does_not_apply_is_not_called_unscored(tmp_path: Path) -> None:
+    judged = {n: (1, "ok") for n in range(1, 5)}
+    checks = {n: {"quality_list_format": None if n % 2 else 1.0} for n in judged}
+    baseline = write_run(tmp_path / "base.csv", judged, checks)
+    run = write_run(tmp_path / "new.csv", judged, checks)
+    result = run_cli(["compare", str(baseline), str(run)])
+    assert result.exit_code == 0, result.output
+    assert "quality_list_format: not applicable in one run or both, left out: 1, 3" in (
+        result.stderr
+    )

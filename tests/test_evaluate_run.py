@@ -19,6 +19,7 @@ from evaluate_support import (
 )
 from fakes.anthropic_server import FakeAnthropicServer, Fault, verdict
 
+from rag_evaluator.core.metrics.registry import RATE_COLUMNS
 from rag_evaluator.core.selection import shuffled_order
 from rag_evaluator.pipeline.metrics import metric_columns
 
@@ -437,6 +438,9 @@ def test_offline_metrics_only_need_no_key_and_make_no_call(
             if values
             else ("mean n/a (n=0)")
         )
+        if column in RATE_COLUMNS:  # issue 22: a 0/1 metric is summarised as a rate
+            ones = sum(1 for value in values if value == 1)
+            expected = f"{ones}/{len(values)} ({round(100 * ones / len(values))}%)"
         assert results.summary[column] == expected
 
 
@@ -451,7 +455,8 @@ def test_judge_and_offline_metrics_share_one_table(
     columns = metric_columns(["lexical"])
     assert results.header[-len(columns) :] == columns
     assert results.summary["Precision"] == "5/5 (100%)"
-    assert list(results.summary)[-len(columns) :] == columns
+    # The metrics' rows, then the kinds declaration (issue 22).
+    assert list(results.summary)[-len(columns) - 1 :] == [*columns, "Metric Kinds"]
 
 
 def test_metrics_without_their_inputs_are_empty_cells_with_a_warning(

@@ -274,3 +274,48 @@ def test_hostile_answers_render_as_text_and_run_nothing(
     assert page.dialogs == []
     assert_quiet(page, hostile_report)
     page.close()
+
+
+@pytest.fixture(scope="module")
+def reordered_report(folder: Path) -> Path:
+    """The sample run against a run of the same questions numbered backwards (12 -> 1), three
+    of them worse, the runs named with --name."""
+    questions = sample_questions()
+    baseline = write_run(folder / "reordered" / "baseline.csv", questions)
+    backwards = [
+        Question(13 - q.number, q.question, q.ground_truth, q.answer + " Probably.",
+                 scores=(0, 1, 1) if q.number in (6, 7, 8) else q.scores,
+                 reasoning=f"new reasoning {q.number}", metrics=q.metrics)
+        for q in questions
+    ]  # fmt: skip
+    run = write_run(folder / "reordered" / "candidate.csv", backwards)
+    names = [f"Before={baseline}", f"After={run}"]
+    return build_report(ReportRequest([baseline, run], names=names)).path
+
+
+def test_reordered_runs_mark_and_link_the_run_s_own_rows(
+    browser: DevToolsBrowser, reordered_report: Path
+) -> None:
+    page = browser.open(reordered_report.as_uri())
+    tabs = page.evaluate(
+        "Array.from(document.querySelectorAll('#tabs button'), b => b.textContent)"
+    )
+    assert tabs == ["Comparison", "Before (baseline)", "After"]
+    text = page.evaluate("document.querySelector('#cmp').innerText")
+    assert "paired by question text" in text
+    assert "Question 7 (run: 6)" in text and "new reasoning 7" in text
+    page.evaluate("document.querySelectorAll('#tabs button')[2].click()")
+    page.evaluate(
+        "(() => { const s = document.querySelector('#run1 select');"
+        " s.value = Array.from(s.options).find(o => o.value.startsWith('w:')).value;"
+        " s.dispatchEvent(new Event('change')); })()"
+    )
+    shown = page.evaluate(
+        "Array.from(document.querySelectorAll('#run1 tbody tr[id]'))"
+        ".filter(r => !r.hidden && r.offsetParent !== null).map(r => r.id)"
+    )
+    assert sorted(shown) == ["r1q5", "r1q6", "r1q7"]  # baseline 8, 7, 6 numbered backwards
+    question = page.evaluate("document.querySelector('#r1q6 td:nth-child(2)').textContent")
+    assert question == sample_questions()[6].question
+    assert_quiet(page, reordered_report)
+    page.close()

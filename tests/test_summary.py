@@ -94,6 +94,8 @@ def test_fractions_count_scored_questions_only() -> None:
         "#SUMMARY: Tokens Out: 300",
         "#SUMMARY: Estimated Cost: $0.0002 to $0.0009",
         "#SUMMARY: Cost: $0.0003",
+        # Issue 22: the file states each metric column's kind for its readers.
+        "#SUMMARY: Metric Kinds: Precision=binary; Recall=binary; Accuracy=binary",
     ]
 
 
@@ -123,15 +125,20 @@ def test_percentages_round_half_up(count: int, total: int) -> None:
 
 def test_offline_metrics_get_a_mean_over_questions_that_have_their_inputs() -> None:
     rows = [
-        _row(1, None, {"exact_match": 1.0, "context_recall": None}),
-        _row(2, None, {"exact_match": 0.0, "context_recall": None}),
-        _row(3, None, {"exact_match": 0.5, "context_recall": None}),
+        _row(1, None, {"keyword_coverage": 1.0, "context_recall": None, "exact_match": 1.0}),
+        _row(2, None, {"keyword_coverage": 0.0, "context_recall": None, "exact_match": 0.0}),
+        _row(3, None, {"keyword_coverage": 0.5, "context_recall": None, "exact_match": 0.0}),
     ]
-    facts = RunFacts(judged=False, metric_columns=["exact_match", "context_recall"])
+    facts = RunFacts(
+        judged=False, metric_columns=["keyword_coverage", "context_recall", "exact_match"]
+    )
     assert [line.text() for line in build_summary(rows, facts)] == [
         "#SUMMARY: Total Questions: 3",
-        "#SUMMARY: exact_match: mean 0.5000 (n=3) [95% CI n/a]",
+        "#SUMMARY: keyword_coverage: mean 0.5000 (n=3) [95% CI n/a]",
         "#SUMMARY: context_recall: mean n/a (n=0)",
+        # Issue 22: exact_match is a 0/1 metric: a rate with Wilson's interval.
+        "#SUMMARY: exact_match: 1/3 (33%) [95% CI 6–79%]",
+        "#SUMMARY: Metric Kinds: keyword_coverage=continuous 0 to 1; exact_match=binary",
     ]
 
 
@@ -233,8 +240,9 @@ def test_json_results_hold_the_summary_and_rows_with_numbers_as_numbers(tmp_path
         "count": 2,
         "total": 3,
         "rate": pytest.approx(2 / 3),
-        "ci_low": pytest.approx(0.21),
-        "ci_high": pytest.approx(0.94),
+        # Issue 22: the interval as computed, not read back from the rounded text.
+        "ci_low": pytest.approx(0.2076596008),
+        "ci_high": pytest.approx(0.9385080553),
     }
     assert data["summary"]["Total Questions"] == 4
     assert data["summary"]["Cost"] == pytest.approx(0.0003)

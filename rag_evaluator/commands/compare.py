@@ -16,8 +16,9 @@ from rag_evaluator.core.comparison import (
     describe_worse,
     format_p,
 )
-from rag_evaluator.core.run_scores import MetricKind
+from rag_evaluator.core.run_scores import MetricKind, is_offline_metric
 from rag_evaluator.core.selection import format_numbers
+from rag_evaluator.core.snippets import quote_snippet
 from rag_evaluator.core.statistics import CONFIDENCE_LEVEL
 from rag_evaluator.errors import QualityGateError
 from rag_evaluator.logs import configure_logging
@@ -104,6 +105,8 @@ def _show_comparison(comparison: RunComparison, *, to_stdout: bool) -> None:
         f"Run {comparison.run} against the baseline {comparison.baseline}: "
         f"{comparison.shared_questions} question(s) in both"
     )
+    if comparison.pairing is not None and comparison.pairing.by_text:
+        console.warning(_pairing_text(comparison))
     if comparison.only_in_baseline:
         console.warning(
             f"Questions only in {comparison.baseline}, left out: "
@@ -116,8 +119,10 @@ def _show_comparison(comparison: RunComparison, *, to_stdout: bool) -> None:
         )
     for metric in comparison.metrics:
         if metric.left_out:
+            # An offline metric's empty cell: the metric does not apply to that question.
+            empty = "not applicable" if is_offline_metric(metric.metric) else "unscored"
             console.info(
-                f"{metric.metric}: unscored in one run or both, left out: "
+                f"{metric.metric}: {empty} in one run or both, left out: "
                 f"{format_numbers(metric.left_out, _SHOWN_NUMBERS)}"
             )
     for skipped in comparison.skipped:
@@ -130,6 +135,25 @@ def _show_comparison(comparison: RunComparison, *, to_stdout: bool) -> None:
         to_stdout=to_stdout,
     )
     _show_flips(comparison, to_stdout=to_stdout)
+
+
+def _pairing_text(comparison: RunComparison) -> str:
+    """Why the rows were paired by question text, with the first number that disagrees."""
+    pairing = comparison.pairing
+    mismatch = None if pairing is None else pairing.mismatch
+    if mismatch is None:
+        reason = f"{comparison.run} shares no question number with {comparison.baseline}"
+    else:
+        reason = (
+            f"{comparison.run} numbers its questions differently from {comparison.baseline} "
+            f"(question {mismatch.question_number} is "
+            f"{quote_snippet(mismatch.baseline_question, 50)} in {comparison.baseline} and "
+            f"{quote_snippet(mismatch.run_question, 50)} in {comparison.run})"
+        )
+    return (
+        f"{reason}: paired by question text ({comparison.shared_questions} question(s)); "
+        "Question Number is the baseline's, Run Question Number the run's"
+    )
 
 
 def _metric_row(metric: MetricComparison) -> list[str]:
@@ -174,12 +198,16 @@ def _show_flips(comparison: RunComparison, *, to_stdout: bool) -> None:
             rows += [_flip_row(metric.metric, direction, flip) for flip in flips[:_SHOWN_FLIPS]]
     if not rows:
         return
+    header = ["Metric", "Question", "Change", "Baseline reasoning", "Run reasoning"]
+    if not any(row[3] or row[4] for row in rows):
+        # Offline metrics and checks have no reasoning: no empty columns for it.
+        header, rows = header[:3], [row[:3] for row in rows]
     console.table(
         "Questions whose score flipped",
-        ["Metric", "Question", "Change", "Baseline reasoning", "Run reasoning"],
+        header,
         rows,
         to_stdout=to_stdout,
-        text_columns=(3, 4),
+        text_columns=tuple(index for index in (3, 4) if index < len(header)),
     )
     if hidden:
         console.info(f"… and {hidden} more flipped question(s): --json or --output lists every one")
@@ -188,7 +216,9 @@ def _show_flips(comparison: RunComparison, *, to_stdout: bool) -> None:
 def _flip_row(metric: str, direction: str, flip: Flip) -> list[str]:
     return [
         metric,
-        str(flip.question_number),
+        str(flip.question_number)
+        if flip.run_question_number == flip.question_number
+        else f"{flip.question_number} (run: {flip.run_question_number})",
         f"{flip.baseline_value}→{flip.run_value} ({direction})",
         _short(flip.baseline_reasoning),
         _short(flip.run_reasoning),

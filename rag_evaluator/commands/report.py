@@ -49,6 +49,25 @@ def report_command(
             show_default=False,
         ),
     ] = None,
+    datasets: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--dataset",
+            help="The dataset the runs were made from (evaluate --dataset): its contexts and "
+            "golden contexts are shown on demand; once for every run, or once per results "
+            "file in the same order.",
+            show_default=False,
+        ),
+    ] = None,
+    names: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--name",
+            help="NAME=RESULTS.csv: the name the page gives that run (default: its file "
+            "name); repeat it for each run to name.",
+            show_default=False,
+        ),
+    ] = None,
     title: Annotated[
         str | None,
         typer.Option("--title", help="The report's title.", show_default=False),
@@ -63,6 +82,8 @@ def report_command(
             answers_paths=answers or [],
             ground_truth_path=ground_truth,
             title=title,
+            dataset_paths=datasets or [],
+            names=names or [],
         )
     )
     console.info(describe_report(outcome))

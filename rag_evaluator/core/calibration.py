@@ -15,9 +15,9 @@ from rag_evaluator.core.fields import QUESTION_NUMBER, column_key
 from rag_evaluator.core.run_scores import (
     NON_METRIC_COLUMNS,
     MetricKind,
+    MetricScores,
     RunScores,
     TableRow,
-    classify_cells,
     is_number,
 )
 from rag_evaluator.core.selection import format_numbers
@@ -42,7 +42,7 @@ class HumanLabels:
 
     source: str
     by_metric: Mapping[str, Mapping[int, float]]
-    unmatched_columns: tuple[str, ...]  # label-like columns naming no metric of the run
+    unmatched_columns: tuple[str, ...]  # columns naming no metric of the run
     unknown_questions: tuple[int, ...]  # labelled numbers that are not in the run
 
 
@@ -54,7 +54,9 @@ def collect_labels(
     line_numbers: Mapping[int, int],
 ) -> HumanLabels:
     """Match the label file's columns to the run's metrics (any case, ``_``/spaces ignored)
-    and check every label: 0 or 1 for a binary metric, a number for a continuous one."""
+    and check every label: 0 or 1 for a binary metric, a number for a continuous one, within
+    the metric's declared range. Every other column (the question texts and the tool's own
+    text columns aside) is named in ``unmatched_columns``, whatever it holds."""
     metrics_by_key = {column_key(name): name for name in results.metrics}
     matched: dict[str, str] = {}  # label header -> metric
     unmatched: list[str] = []
@@ -64,7 +66,7 @@ def collect_labels(
         metric = metrics_by_key.get(column_key(header))
         if metric is not None and metric not in matched.values():
             matched[header] = metric
-        elif classify_cells([row.cells.get(header, "") for row in rows]) is not None:
+        elif header not in unmatched:
             unmatched.append(header)
     if not matched:
         raise InputError(
@@ -79,18 +81,10 @@ def collect_labels(
             if not cell:
                 continue
             line = line_numbers.get(row.question_number, 0)
-            binary = results.metrics[metric].kind is MetricKind.BINARY
-            if binary and not (is_number(cell) and float(cell) in (0.0, 1.0)):
-                raise InputError(
-                    f"{source} line {line}: the {header} label {cell[:40]!r} is not 0 or 1. "
-                    f"Label {metric}, a 0/1 metric, with 0 or 1 (or leave the cell empty)"
-                )
-            if not binary and not is_number(cell):
-                raise InputError(
-                    f"{source} line {line}: the {header} label {cell[:40]!r} is not a number. "
-                    f"Label {metric} with a score such as 0.75 (or leave the cell empty)"
-                )
+            _check_label(source, line, header, results.metrics[metric], cell)
             by_metric[metric][row.question_number] = float(cell)
+    for header, metric in matched.items():
+        _check_range(source, header, results.metrics[metric], by_metric[metric], line_numbers)
     if not any(by_metric.values()):
         raise InputError(
             f"{source} holds no label: every {', '.join(matched)} cell is empty. Fill in the "
@@ -102,6 +96,43 @@ def collect_labels(
         by_metric=by_metric,
         unmatched_columns=tuple(unmatched),
         unknown_questions=tuple(sorted({row.question_number for row in rows} - known)),
+    )
+
+
+def _check_label(source: str, line: int, header: str, scores: MetricScores, cell: str) -> None:
+    if scores.kind is MetricKind.BINARY and not (is_number(cell) and float(cell) in (0.0, 1.0)):
+        raise InputError(
+            f"{source} line {line}: the {header} label {cell[:40]!r} is not 0 or 1. "
+            f"Label {scores.name}, a 0/1 metric, with 0 or 1 (or leave the cell empty)"
+        )
+    if not is_number(cell):
+        raise InputError(
+            f"{source} line {line}: the {header} label {cell[:40]!r} is not a number. "
+            f"Label {scores.name} with a score such as 0.75 (or leave the cell empty)"
+        )
+
+
+def _check_range(
+    source: str,
+    header: str,
+    scores: MetricScores,
+    labels: Mapping[int, float],
+    line_numbers: Mapping[int, int],
+) -> None:
+    """Labels on another scale than the metric's (1-4 ratings of a 0-1 score) are refused:
+    the corrected estimate would mix the two scales."""
+    scale = scores.scale
+    if scale is None or scale.binary or scale.range_text() is None:
+        return
+    outside = [number for number, label in sorted(labels.items()) if not scale.holds(label)]
+    if not outside:
+        return
+    first = outside[0]
+    raise InputError(
+        f"{source}: {len(outside)} of {len(labels)} {header} labels lie outside the range of "
+        f"{scores.name}, {scale.range_text()} (line {line_numbers.get(first, 0)}: "
+        f"'{labels[first]:g}'). Put the labels on the metric's scale (ratings from 1 to 4 "
+        "become (rating - 1) / 3), or rename the column so that it labels no metric"
     )
 
 
@@ -210,7 +241,7 @@ def _calibrate_metric(
         )
     corrected = prediction_powered_mean(judge_all, judge_labelled, human_labelled)
     if corrected is not None:
-        corrected = _within_range(corrected, scores.kind, [*judge_all, *human_labelled])
+        corrected = _within_range(corrected, scores, [*judge_all, *human_labelled])
         notes += _interval_notes(corrected)
     return replace(base, corrected=corrected, notes=tuple(notes))
 
@@ -220,16 +251,22 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def _within_range(
-    estimate: PredictionPoweredEstimate, kind: MetricKind, values: Sequence[float]
+    estimate: PredictionPoweredEstimate, scores: MetricScores, values: Sequence[float]
 ) -> PredictionPoweredEstimate:
-    """Cut the estimate and its interval to 0-1 for rates and for scores that all lie there
-    (the correction can step past the ends when the judge is near them)."""
-    if kind is not MetricKind.BINARY and not all(0.0 <= value <= 1.0 for value in values):
+    """Cut the estimate and its interval to the metric's range: its declared one, else 0-1
+    for rates and for scores that all lie there (the correction can step past the ends when
+    the judge is near them)."""
+    scale = scores.scale
+    if scale is not None and scale.low is not None and scale.high is not None:
+        low, high = scale.low, scale.high
+    elif scores.kind is MetricKind.BINARY or all(0.0 <= value <= 1.0 for value in values):
+        low, high = 0.0, 1.0
+    else:
         return estimate
     return replace(
         estimate,
-        estimate=min(max(estimate.estimate, 0.0), 1.0),
-        interval=None if estimate.interval is None else estimate.interval.clipped(0.0, 1.0),
+        estimate=min(max(estimate.estimate, low), high),
+        interval=None if estimate.interval is None else estimate.interval.clipped(low, high),
     )
 
 

@@ -1,11 +1,12 @@
 """Comparing runs question by question: paired differences, tests, Holm's correction.
 
 The first run is the baseline; every other run is compared with it over the questions both
-scored. Binary metrics: the rates, their difference with Newcombe's paired interval and
-McNemar's exact test. Continuous metrics: the means, the mean difference with a paired
-bootstrap interval and the paired bootstrap test from the same resamples. All the tests
-of one report form one Holm family, so "significant" holds for the whole report at
-``SIGNIFICANCE_LEVEL``.
+scored, its rows paired with the baseline's by ``core/pairing.py`` (by number, or by question
+text when the numbers hold other questions). Binary metrics: the rates, their difference
+with Newcombe's paired interval and McNemar's exact test. Continuous metrics: the means,
+the mean difference with a paired bootstrap interval and the paired bootstrap test from
+the same resamples. All the tests of one report form one Holm family, so "significant"
+holds for the whole report at ``SIGNIFICANCE_LEVEL``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from rag_evaluator.core.fields import column_key
+from rag_evaluator.core.pairing import QuestionPairing, pair_questions
 from rag_evaluator.core.run_scores import MetricKind, RunScores
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.core.statistics import (
@@ -41,13 +43,18 @@ _SHOWN_NUMBERS = 15
 
 @dataclass(frozen=True)
 class Flip:
-    """A question whose binary score changed between the baseline and the run."""
+    """A question whose binary score changed between the baseline and the run.
+
+    ``question_number`` is the baseline's; ``run_question_number`` the same question's
+    number in the run (another one when the rows were paired by question text).
+    """
 
     question_number: int
     baseline_value: int
     run_value: int
     baseline_reasoning: str
     run_reasoning: str
+    run_question_number: int
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,12 @@ class RunComparison:
     only_in_run: tuple[int, ...]
     metrics: tuple[MetricComparison, ...]
     skipped: tuple[SkippedMetric, ...]
+    pairing: QuestionPairing | None = None
+
+    @property
+    def paired_by(self) -> str:
+        """``question number`` or ``question text``."""
+        return "question number" if self.pairing is None else self.pairing.paired_by
 
 
 @dataclass(frozen=True)
@@ -187,15 +200,7 @@ def _with_holm(metric: MetricComparison, holm_p_value: float) -> MetricCompariso
 def _compare_pair(
     baseline: RunScores, run: RunScores, wanted: Sequence[str] | None
 ) -> RunComparison:
-    baseline_numbers = set(baseline.question_numbers)
-    run_numbers = set(run.question_numbers)
-    shared = baseline_numbers & run_numbers
-    if not shared:
-        raise InputError(
-            f"{baseline.label} and {run.label} have no question number in common "
-            f"({baseline.label}: {_numbers(sorted(baseline_numbers))}; {run.label}: "
-            f"{_numbers(sorted(run_numbers))}). Compare runs over the same questions"
-        )
+    pairing = pair_questions(baseline, run)
     names = list(wanted) if wanted is not None else _metric_union(baseline, run)
     compared: list[MetricComparison] = []
     skipped: list[SkippedMetric] = []
@@ -210,7 +215,7 @@ def _compare_pair(
                 reason = f"no value in {other}"
             skipped.append(SkippedMetric(name, reason))
             continue
-        result = _compare_metric(name, baseline, run, sorted(shared))
+        result = _compare_metric(name, baseline, run, pairing.pairs)
         if isinstance(result, SkippedMetric):
             skipped.append(result)
         else:
@@ -224,11 +229,12 @@ def _compare_pair(
     return RunComparison(
         baseline=baseline.label,
         run=run.label,
-        shared_questions=len(shared),
-        only_in_baseline=tuple(sorted(baseline_numbers - run_numbers)),
-        only_in_run=tuple(sorted(run_numbers - baseline_numbers)),
+        shared_questions=len(pairing.pairs),
+        only_in_baseline=pairing.only_in_baseline,
+        only_in_run=pairing.only_in_run,
         metrics=tuple(compared),
         skipped=tuple(skipped),
+        pairing=pairing,
     )
 
 
@@ -239,61 +245,23 @@ def _metric_union(baseline: RunScores, run: RunScores) -> list[str]:
 
 
 def _compare_metric(
-    name: str, baseline: RunScores, run: RunScores, shared: Sequence[int]
+    name: str, baseline: RunScores, run: RunScores, pairs: Sequence[tuple[int, int]]
 ) -> MetricComparison | SkippedMetric:
     before_scores: Mapping[int, float] = baseline.metrics[name].values
     after_scores: Mapping[int, float] = run.metrics[name].values
-    paired = [number for number in shared if number in before_scores and number in after_scores]
-    left_out = tuple(number for number in shared if number not in paired)
+    paired = [(b, r) for b, r in pairs if b in before_scores and r in after_scores]
+    scored = {b for b, _ in paired}
+    left_out = tuple(b for b, _ in pairs if b not in scored)
     if not paired:
         return SkippedMetric(name, "no question scored in both runs")
-    before = [before_scores[number] for number in paired]
-    after = [after_scores[number] for number in paired]
     binary = (
         baseline.metrics[name].kind is MetricKind.BINARY
         and run.metrics[name].kind is MetricKind.BINARY
     )
-    lower_is_better = name.casefold() in LOWER_IS_BETTER
     if binary:
-        counts = PairedCounts(
-            both=sum(1 for b, a in zip(before, after, strict=True) if b == 1 and a == 1),
-            run_only=sum(1 for b, a in zip(before, after, strict=True) if b == 0 and a == 1),
-            baseline_only=sum(1 for b, a in zip(before, after, strict=True) if b == 1 and a == 0),
-            neither=sum(1 for b, a in zip(before, after, strict=True) if b == 0 and a == 0),
-        )
-        flips = [
-            Flip(
-                number,
-                int(before_scores[number]),
-                int(after_scores[number]),
-                baseline.reasoning.get(number, ""),
-                run.reasoning.get(number, ""),
-            )
-            for number in paired
-            if before_scores[number] != after_scores[number]
-        ]
-        went_down = tuple(flip for flip in flips if flip.run_value < flip.baseline_value)
-        went_up = tuple(flip for flip in flips if flip.run_value > flip.baseline_value)
-        baseline_rate = counts.baseline_successes / counts.total
-        run_rate = counts.run_successes / counts.total
-        return MetricComparison(
-            metric=name,
-            kind=MetricKind.BINARY,
-            paired_count=len(paired),
-            left_out=left_out,
-            baseline_value=baseline_rate,
-            run_value=run_rate,
-            difference=run_rate - baseline_rate,
-            interval=paired_difference_interval(counts),
-            test=MCNEMAR,
-            p_value=mcnemar_exact_p_value(counts.baseline_only, counts.run_only),
-            holm_p_value=1.0,
-            significant=False,
-            lower_is_better=lower_is_better,
-            counts=counts,
-            got_worse=went_up if lower_is_better else went_down,
-            got_better=went_down if lower_is_better else went_up,
-        )
+        return _binary_comparison(name, baseline, run, paired, left_out)
+    before = [before_scores[b] for b, _ in paired]
+    after = [after_scores[r] for _, r in paired]
     baseline_mean = sum(before) / len(before)
     run_mean = sum(after) / len(after)
     bootstrap = paired_bootstrap(before, after)
@@ -310,7 +278,62 @@ def _compare_metric(
         p_value=bootstrap.p_value,
         holm_p_value=1.0,
         significant=False,
+        lower_is_better=name.casefold() in LOWER_IS_BETTER,
+    )
+
+
+def _binary_comparison(
+    name: str,
+    baseline: RunScores,
+    run: RunScores,
+    paired: Sequence[tuple[int, int]],
+    left_out: tuple[int, ...],
+) -> MetricComparison:
+    """Rates, Newcombe's interval, McNemar's test and the flipped questions of a 0/1 metric
+    over the pairs scored in both runs."""
+    before_scores = baseline.metrics[name].values
+    after_scores = run.metrics[name].values
+    outcomes = [(before_scores[b], after_scores[r]) for b, r in paired]
+    counts = PairedCounts(
+        both=sum(1 for b, a in outcomes if b == 1 and a == 1),
+        run_only=sum(1 for b, a in outcomes if b == 0 and a == 1),
+        baseline_only=sum(1 for b, a in outcomes if b == 1 and a == 0),
+        neither=sum(1 for b, a in outcomes if b == 0 and a == 0),
+    )
+    flips = [
+        Flip(
+            b,
+            int(before_scores[b]),
+            int(after_scores[r]),
+            baseline.explanation(name, b),
+            run.explanation(name, r),
+            run_question_number=r,
+        )
+        for b, r in paired
+        if before_scores[b] != after_scores[r]
+    ]
+    went_down = tuple(flip for flip in flips if flip.run_value < flip.baseline_value)
+    went_up = tuple(flip for flip in flips if flip.run_value > flip.baseline_value)
+    baseline_rate = counts.baseline_successes / counts.total
+    run_rate = counts.run_successes / counts.total
+    lower_is_better = name.casefold() in LOWER_IS_BETTER
+    return MetricComparison(
+        metric=name,
+        kind=MetricKind.BINARY,
+        paired_count=len(paired),
+        left_out=left_out,
+        baseline_value=baseline_rate,
+        run_value=run_rate,
+        difference=run_rate - baseline_rate,
+        interval=paired_difference_interval(counts),
+        test=MCNEMAR,
+        p_value=mcnemar_exact_p_value(counts.baseline_only, counts.run_only),
+        holm_p_value=1.0,
+        significant=False,
         lower_is_better=lower_is_better,
+        counts=counts,
+        got_worse=went_up if lower_is_better else went_down,
+        got_better=went_down if lower_is_better else went_up,
     )
 
 
@@ -356,9 +379,13 @@ def comparison_json(report: ComparisonReport, runs: Sequence[RunScores]) -> dict
 
 
 def _run_comparison_json(comparison: RunComparison) -> dict[str, object]:
+    pairing: dict[str, object] = {"paired_by": comparison.paired_by}
+    if comparison.pairing is not None and comparison.pairing.by_text:
+        pairing["question_pairs"] = [list(pair) for pair in comparison.pairing.pairs]
     return {
         "baseline": comparison.baseline,
         "run": comparison.run,
+        **pairing,
         "shared_questions": comparison.shared_questions,
         "only_in_baseline": list(comparison.only_in_baseline),
         "only_in_run": list(comparison.only_in_run),
@@ -409,6 +436,7 @@ def _metric_json(metric: MetricComparison) -> dict[str, object]:
 def _flip_json(flip: Flip) -> dict[str, object]:
     return {
         "question_number": flip.question_number,
+        "run_question_number": flip.run_question_number,
         "baseline": flip.baseline_value,
         "run": flip.run_value,
         "baseline_reasoning": flip.baseline_reasoning,
@@ -416,54 +444,71 @@ def _flip_json(flip: Flip) -> dict[str, object]:
     }
 
 
-def per_question_rows(runs: Sequence[RunScores]) -> list[list[object]]:
+def per_question_rows(
+    report: ComparisonReport, runs: Sequence[RunScores], metrics: Sequence[str] | None = None
+) -> list[list[object]]:
     """The per-question diff: a header, then one row per question of each compared run.
 
-    Each metric of the baseline or the run gets three columns: ``<m> (baseline)``,
-    ``<m> (run)`` and ``<m> change`` (run - baseline; empty unless both are scored).
+    ``Question Number`` is the baseline's (the run's for a question only in the run) and
+    ``Run Question Number`` the run's. Each metric (``metrics``, else every metric of the
+    baseline or a run) gets three columns: ``<m> (baseline)``, ``<m> (run)`` and
+    ``<m> change`` (run - baseline; empty unless both are scored).
     """
     baseline, *others = runs
-    metric_names: list[str] = list(baseline.metrics)
-    for run in others:
-        metric_names += [name for name in run.metrics if name not in metric_names]
-    header: list[object] = ["Question Number", "Question", "Run", "Status"]
+    metric_names: list[str] = list(metrics) if metrics is not None else list(baseline.metrics)
+    if metrics is None:
+        for run in others:
+            metric_names += [name for name in run.metrics if name not in metric_names]
+    header: list[object] = ["Question Number", "Run Question Number", "Question", "Run", "Status"]
     for name in metric_names:
         header += [f"{name} (baseline)", f"{name} (run)", f"{name} change"]
     header += ["Baseline Reasoning", "Run Reasoning"]
     table: list[list[object]] = [header]
-    baseline_numbers = set(baseline.question_numbers)
-    for run in others:
-        run_numbers = set(run.question_numbers)
-        for number in sorted(baseline_numbers | run_numbers):
-            in_baseline = number in baseline_numbers
-            in_run = number in run_numbers
-            status = (
-                "in both"
-                if in_baseline and in_run
-                else "only in baseline"
-                if in_baseline
-                else "only in run"
-            )
-            row: list[object] = [
-                number,
-                baseline.questions.get(number) or run.questions.get(number, ""),
-                run.label,
-                status,
-            ]
-            for name in metric_names:
-                before = _cell(baseline, name, number)
-                after = _cell(run, name, number)
-                change = ""
-                if before is not None and after is not None:
-                    change = _format_value(after - before, _kind(baseline, run, name))
-                row += [
-                    "" if before is None else _format_value(before, _kind(baseline, run, name)),
-                    "" if after is None else _format_value(after, _kind(baseline, run, name)),
-                    change,
-                ]
-            row += [baseline.reasoning.get(number, ""), run.reasoning.get(number, "")]
-            table.append(row)
+    for run, comparison in zip(others, report.comparisons, strict=True):
+        rows = [(b, r, "in both") for b, r in _pairs(comparison)]
+        rows += [(b, None, "only in baseline") for b in comparison.only_in_baseline]
+        rows += [(None, r, "only in run") for r in comparison.only_in_run]
+        rows.sort(key=lambda row: (row[0] if row[0] is not None else row[1] or 0, row[2]))
+        for number, run_number, status in rows:
+            table.append(_diff_row(baseline, run, metric_names, number, run_number, status))
     return table
+
+
+def _pairs(comparison: RunComparison) -> tuple[tuple[int, int], ...]:
+    return () if comparison.pairing is None else comparison.pairing.pairs
+
+
+def _diff_row(
+    baseline: RunScores,
+    run: RunScores,
+    metric_names: Sequence[str],
+    number: int | None,
+    run_number: int | None,
+    status: str,
+) -> list[object]:
+    question = baseline.questions.get(number, "") if number is not None else ""
+    if not question and run_number is not None:
+        question = run.questions.get(run_number, "")
+    shown_number = number if number is not None else run_number
+    row: list[object] = [shown_number, "" if run_number is None else run_number]
+    row += [question, run.label, status]
+    for name in metric_names:
+        kind = _kind(baseline, run, name)
+        before = None if number is None else _cell(baseline, name, number)
+        after = None if run_number is None else _cell(run, name, run_number)
+        change = ""
+        if before is not None and after is not None:
+            change = _format_value(after - before, kind)
+        row += [
+            "" if before is None else _format_value(before, kind),
+            "" if after is None else _format_value(after, kind),
+            change,
+        ]
+    row += [
+        "" if number is None else baseline.reasoning.get(number, ""),
+        "" if run_number is None else run.reasoning.get(run_number, ""),
+    ]
+    return row
 
 
 def _cell(run: RunScores, name: str, number: int) -> float | None:

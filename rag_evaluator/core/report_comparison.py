@@ -25,7 +25,7 @@ DROPS_SHOWN = 10
 
 @dataclass(frozen=True)
 class FlipView:
-    question_number: int
+    question_number: int  # the baseline's; the run's own number is run_question_number
     question: str
     baseline_value: int
     run_value: int
@@ -33,6 +33,7 @@ class FlipView:
     run_answer: str
     baseline_reasoning: str
     run_reasoning: str
+    run_question_number: int
 
 
 @dataclass(frozen=True)
@@ -40,15 +41,16 @@ class FlipGroup:
     metric: str
     direction: str  # "worse" or "better"
     shown: tuple[FlipView, ...]
-    more: tuple[int, ...]  # flipped too, not shown in full
+    more: tuple[int, ...]  # the run's numbers of the questions flipped too, not shown in full
 
 
 @dataclass(frozen=True)
 class DropView:
-    question_number: int
+    question_number: int  # the baseline's
     question: str
     baseline_value: float
     run_value: float
+    run_question_number: int
 
 
 @dataclass(frozen=True)
@@ -98,39 +100,46 @@ def _flip_groups(
             FlipView(
                 question_number=flip.question_number,
                 question=questions.get(flip.question_number)
-                or run_questions.get(flip.question_number, ""),
+                or run_questions.get(flip.run_question_number, ""),
                 baseline_value=flip.baseline_value,
                 run_value=flip.run_value,
                 baseline_answer=baseline_answers.get(flip.question_number, ""),
-                run_answer=run_answers.get(flip.question_number, ""),
+                run_answer=run_answers.get(flip.run_question_number, ""),
                 baseline_reasoning=flip.baseline_reasoning,
                 run_reasoning=flip.run_reasoning,
+                run_question_number=flip.run_question_number,
             )
             for flip in flips[:FLIPS_SHOWN]
         )
-        more = tuple(flip.question_number for flip in flips[FLIPS_SHOWN:])
+        more = tuple(flip.run_question_number for flip in flips[FLIPS_SHOWN:])
         groups.append(FlipGroup(metric.metric, direction, shown, more))
     return tuple(groups)
 
 
 def _drop_group(
-    metric: MetricComparison, baseline: RunScores, run: RunScores, questions: Mapping[int, str]
+    metric: MetricComparison,
+    baseline: RunScores,
+    run: RunScores,
+    pairs: Sequence[tuple[int, int]],
+    questions: Mapping[int, str],
 ) -> DropGroup:
     before = baseline.metrics[metric.metric].values
     after = run.metrics[metric.metric].values
     sign = -1.0 if metric.lower_is_better else 1.0
     worse = [
-        (number, before[number], after[number])
-        for number in sorted(before.keys() & after.keys())
-        if sign * (after[number] - before[number]) < 0
+        (number, run_number, before[number], after[run_number])
+        for number, run_number in pairs
+        if number in before
+        and run_number in after
+        and sign * (after[run_number] - before[number]) < 0
     ]
-    worse.sort(key=lambda item: (sign * (item[2] - item[1]), item[0]))
+    worse.sort(key=lambda item: (sign * (item[3] - item[2]), item[0]))
     return DropGroup(
         metric=metric.metric,
         lower_is_better=metric.lower_is_better,
         shown=tuple(
-            DropView(number, questions.get(number, ""), old, new)
-            for number, old, new in worse[:DROPS_SHOWN]
+            DropView(number, questions.get(number, ""), old, new, run_number)
+            for number, run_number, old, new in worse[:DROPS_SHOWN]
         ),
         total=len(worse),
     )
@@ -152,11 +161,12 @@ def comparison_view(texts: Sequence[RunTexts], scores: Sequence[RunScores]) -> C
             for group in _flip_groups(metric, texts[0], texts[position])
         )
         questions = texts[0].questions
+        pairs = () if comparison.pairing is None else comparison.pairing.pairs
         drops = tuple(
             group
             for metric in comparison.metrics
             if metric.kind is MetricKind.CONTINUOUS
-            and (group := _drop_group(metric, scores[0], scores[position], questions)).total
+            and (group := _drop_group(metric, scores[0], scores[position], pairs, questions)).total
         )
         views.append(RunComparisonView(comparison, position, flips, drops))
     return ComparisonView(report=report, error=None, runs=tuple(views))

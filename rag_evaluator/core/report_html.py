@@ -363,7 +363,8 @@ def _questions(run: RunView) -> str:
 def _run_section(run: RunView, runs: int) -> str:
     badge = " (baseline)" if run.baseline and runs > 1 else ""
     heading_badge = "<small>baseline</small>" if run.baseline and runs > 1 else ""
-    cards = "".join(_card(card) for card in run.cards)
+    cards = "".join(_card(card) for card in run.cards if not card.metadata)
+    metadata = "".join(_card(card) for card in run.cards if card.metadata)
     parts = [
         f'<section class="tab run" id="run{run.index}" data-run="{run.index}" '
         f'data-tab="{escape(run.label + badge)}">',
@@ -373,6 +374,12 @@ def _run_section(run: RunView, runs: int) -> str:
     ]
     if cards:
         parts.append(f'<h3>Metrics</h3><div class="cards">{cards}</div>')
+    if metadata:
+        parts.append(
+            '<h3>Metadata</h3><p class="note">Columns carried from the questions or the '
+            "dataset, not scores.</p>"
+            f'<div class="cards">{metadata}</div>'
+        )
     parts.append(_distributions(run))
     parts.append(_diagnostics(run))
     parts.append(_questions(run))
@@ -467,8 +474,9 @@ def _flips(group: FlipGroup, view: RunComparisonView, baseline: str, run: str) -
     for flip in group.shown:
         parts.append(
             '<article class="flip"><header>'
-            f'<a href="#r{view.run_index}q{flip.question_number}">Question '
-            f"{flip.question_number}</a> · {escape(group.metric)} "
+            f'<a href="#r{view.run_index}q{flip.run_question_number}">Question '
+            f"{_numbers_text(flip.question_number, flip.run_question_number)}</a> · "
+            f"{escape(group.metric)} "
             f'<span class="v{flip.baseline_value}">{flip.baseline_value}</span> → '
             f'<span class="v{flip.run_value}">{flip.run_value}</span> · '
             f'{escape(flip.question)}</header><div class="sides">'
@@ -487,10 +495,16 @@ def _flips(group: FlipGroup, view: RunComparisonView, baseline: str, run: str) -
     return "".join(parts)
 
 
+def _numbers_text(number: int, run_number: int) -> str:
+    """``12``, or ``12 (run: 30)`` when the run numbers the question differently."""
+    return str(number) if number == run_number else f"{number} (run: {run_number})"
+
+
 def _drops(group: DropGroup, view: RunComparisonView) -> str:
     direction = "rose" if group.lower_is_better else "fell"
     items = "".join(
-        f'<li><a href="#r{view.run_index}q{drop.question_number}">{drop.question_number}</a> '
+        f'<li><a href="#r{view.run_index}q{drop.run_question_number}">'
+        f"{_numbers_text(drop.question_number, drop.run_question_number)}</a> "
         f"{drop.baseline_value:.4f} → {drop.run_value:.4f} "
         f"({drop.run_value - drop.baseline_value:+.4f}) "
         f'<span class="mute">{escape(drop.question)}</span></li>'
@@ -526,6 +540,11 @@ def _comparison_section(comparison: ComparisonView, model: ReportModel) -> str:
         run_label = model.runs[view.run_index].label
         parts.append(f'<h3 class="plain">{escape(run_label)} against {escape(baseline)}</h3>')
         notes = [f"{result.shared_questions} question(s) in both"]
+        if result.pairing is not None and result.pairing.by_text:
+            notes.append(
+                "the run numbers its questions differently: paired by question text "
+                "(question numbers are the baseline's)"
+            )
         if result.only_in_baseline:
             notes.append(f"{len(result.only_in_baseline)} only in the baseline (left out)")
         if result.only_in_run:

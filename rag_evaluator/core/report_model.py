@@ -32,6 +32,7 @@ from rag_evaluator.core.fields import (
     RAG_ANSWER,
     column_key,
 )
+from rag_evaluator.core.metric_kinds import METRIC_KINDS
 from rag_evaluator.core.report_comparison import ComparisonView, RunTexts, comparison_view
 from rag_evaluator.core.report_contexts import ContextsData, RunContexts, contexts_data
 from rag_evaluator.core.report_distributions import (
@@ -52,6 +53,7 @@ from rag_evaluator.core.run_scores import (
     RunScores,
     TableRow,
     build_run_scores,
+    is_offline_metric,
 )
 
 # A column is a label column (shown as a distribution) when it is no metric and every value
@@ -82,6 +84,9 @@ FAIL = "fail"
 NONE = "none"
 _PASS_LABELS = frozenset({"correct", "pass", "passed", "yes", "true", "met", "good"})
 _FAIL_LABELS = frozenset({"wrong", "incorrect", "fail", "failed", "no", "false", "notmet", "bad"})
+# How a binary card names its empty cells.
+UNSCORED = "unscored"
+NOT_APPLICABLE = "not applicable"
 _NONE_LABELS = frozenset({"dontknow", "unknown", "na", "none", "unscored", "skipped"})
 
 _INTERVAL_TEXT = re.compile(r"\[(\d+% CI [^\]]*)\]")
@@ -128,6 +133,7 @@ class MetricCard:
     value: float | None = None  # the rate or mean
     segments: tuple[Segment, ...] = ()
     lower_is_better: bool = False
+    metadata: bool = False  # a metadata column's distribution, not a metric
 
 
 @dataclass(frozen=True)
@@ -257,7 +263,9 @@ def _binary_card(
     scored = ones + zeros
     rate = ones / scored if scored else None
     unscored = len(metric.unscored)
-    detail = f"{ones}/{scored} scored" + (f" · {unscored} unscored" if unscored else "")
+    # An offline check left empty does not apply to the question; a judged metric failed.
+    empty = NOT_APPLICABLE if is_offline_metric(column) else UNSCORED
+    detail = f"{ones}/{scored} scored" + (f" · {unscored} {empty}" if unscored else "")
     return MetricCard(
         column=column,
         kind=BINARY,
@@ -269,7 +277,7 @@ def _binary_card(
         segments=(
             Segment("1", ones, FAIL if _lower_is_better(column) else PASS),
             Segment("0", zeros, PASS if _lower_is_better(column) else FAIL),
-            Segment("unscored", unscored, NONE),
+            Segment(empty, unscored, NONE),
         ),
         lower_is_better=_lower_is_better(column),
     )
@@ -298,7 +306,7 @@ def _continuous_card(
     )
 
 
-def _label_card(column: str, cells: Sequence[str]) -> MetricCard:
+def _label_card(column: str, cells: Sequence[str], metadata: bool = False) -> MetricCard:
     counts = Counter(cell.strip() for cell in cells if cell.strip())
     empty = sum(1 for cell in cells if not cell.strip())
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
@@ -317,6 +325,7 @@ def _label_card(column: str, cells: Sequence[str]) -> MetricCard:
         detail=f"most common: {top_count}/{total} ({top_count / total:.0%})"
         + (f" · {empty} empty" if empty else ""),
         segments=tuple(segments),
+        metadata=metadata,
     )
 
 
@@ -414,7 +423,9 @@ def _facts(table: RunTable, shown_columns: set[str]) -> tuple[tuple[str, str], .
     if table.run_date:
         facts.append(("Run date", table.run_date))
     facts += [
-        (label, _grouped(value)) for label, value in table.summary if label not in shown_columns
+        (label, _grouped(value))
+        for label, value in table.summary
+        if label not in shown_columns and label != METRIC_KINDS
     ]
     return tuple(facts)
 
@@ -457,6 +468,7 @@ def _filters(
     comparison: RunComparison | None,
     column_index: Mapping[str, int],
     headers: Sequence[str],
+    metadata: set[str] | None = None,
 ) -> tuple[FilterOption, ...]:
     options = [FilterOption("all", "All questions", len(rows), "Show")]
     if ERROR in headers or any(metric in headers for metric in JUDGE_METRICS):
@@ -470,11 +482,10 @@ def _filters(
             continue
         counts = Counter(row.cells[index].strip() for row in rows if row.cells[index].strip())
         values = ("0", "1") if column.role == BINARY else sorted(counts, key=lambda v: -counts[v])
+        group = "Metadata" if column.name in (metadata or set()) else "Values"
         for value in values:
             options.append(
-                FilterOption(
-                    f"v:{index}:{value}", f"{column.name} = {value}", counts[value], "Values"
-                )
+                FilterOption(f"v:{index}:{value}", f"{column.name} = {value}", counts[value], group)
             )
     applied = [result for result in diagnostics if result.applied]
     if applied:
@@ -510,6 +521,25 @@ def _filters(
     return tuple(options)
 
 
+def _changes(
+    comparison: RunComparison | None, column_index: Mapping[str, int]
+) -> dict[int, list[str]]:
+    """The run's rows that got worse (``w<column>``) or better (``b<column>``) than the
+    baseline, by the run's own question numbers: its table is the one marked."""
+    changes: dict[int, list[str]] = {}
+    if comparison is None:
+        return changes
+    for metric in comparison.metrics:
+        if metric.metric not in column_index:
+            continue
+        position = column_index[metric.metric]
+        for flip in metric.got_worse:
+            changes.setdefault(flip.run_question_number, []).append(f"w{position}")
+        for flip in metric.got_better:
+            changes.setdefault(flip.run_question_number, []).append(f"b{position}")
+    return changes
+
+
 def _run_view(
     index: int,
     table: RunTable,
@@ -530,16 +560,7 @@ def _run_view(
     for result in diagnostics:
         for number in result.flagged:
             flags_by_question.setdefault(number, []).append(result.rule.key)
-    changes: dict[int, list[str]] = {}
-    if comparison is not None:
-        for metric in comparison.metrics:
-            if metric.metric not in column_index:
-                continue
-            position = column_index[metric.metric]
-            for flip in metric.got_worse:
-                changes.setdefault(flip.question_number, []).append(f"w{position}")
-            for flip in metric.got_better:
-                changes.setdefault(flip.question_number, []).append(f"b{position}")
+    changes = _changes(comparison, column_index)
     contexts = table.contexts or RunContexts()
     rows: list[RowView] = []
     for row in table.rows:
@@ -585,7 +606,8 @@ def _run_view(
                     )
                 )
         elif column.role == LABELS and source is not None:
-            cards.append(_label_card(source, [row.cells.get(source, "") for row in table.rows]))
+            cells = [row.cells.get(source, "") for row in table.rows]
+            cards.append(_label_card(source, cells, source in scores.metadata_columns))
     shown = {card.column for card in cards} | set(layout.empty)
     return RunView(
         index=index,
@@ -602,7 +624,13 @@ def _run_view(
         rows=tuple(rows),
         empty_columns=layout.empty,
         filters=_filters(
-            layout.columns, rows, diagnostics, comparison, column_index, table.headers
+            layout.columns,
+            rows,
+            diagnostics,
+            comparison,
+            column_index,
+            table.headers,
+            set(scores.metadata_columns),
         ),
         has_contexts=has_contexts,
     )

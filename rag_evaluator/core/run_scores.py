@@ -8,10 +8,16 @@ code changes):
   label columns (``LLM_FAMILY_TEXT_COLUMNS``: reasons, details, grades, labels, methods,
   the G-Eval confidence) and the offline families' text columns (``Quality Failures``) are
   never metrics;
-- a column whose non-empty cells are all exactly ``0`` or ``1`` is a **binary** metric;
-- a column whose non-empty cells are all numbers, at least one of them written with a
-  decimal point or an exponent (``0.6291``, ``1.0000``, ``1e-05``), is a **continuous**
-  metric (``0`` and ``1`` may appear among them);
+- a column the file declares in its ``#SUMMARY: Metric Kinds:`` row (``core/metric_kinds.py``)
+  has the declared kind; a cell that contradicts it (``0.5`` in a 0/1 column, text in a
+  score column) is an ``InputError``;
+- a column the file does not declare (files older than the row, columns added by hand) that
+  bears the name of one of the tool's metrics (``exact_match``, ``Precision``,
+  ``ragas_faithfulness``...) has that metric's declared kind, when its cells fit it;
+- any other column's kind is inferred from its cells: all exactly ``0`` or ``1`` is a
+  **binary** metric; all numbers, at least one of them written with a decimal point or an
+  exponent (``0.6291``, ``1.0000``, ``1e-05``), a **continuous** one (``0`` and ``1`` may
+  appear among them);
 - anything else is not a metric: labels (``CORRECT``/``WRONG``), letter grades, counts
   written as whole numbers other than 0 and 1, free text. A column with no value at all
   cannot be classified and is listed as empty.
@@ -34,11 +40,30 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 
 from rag_evaluator.core.fields import GROUND_TRUTH, QUESTION, QUESTION_NUMBER, RAG_ANSWER
+from rag_evaluator.core.metric_kinds import (
+    METRIC_KINDS,
+    RATE,
+    SCORE,
+    MetricKind,
+    MetricScale,
+    declared_scales,
+)
 from rag_evaluator.core.metrics.quality import FAILURES as QUALITY_FAILURES
+from rag_evaluator.core.metrics.registry import METRIC_SCALES
+from rag_evaluator.core.rubrics import COLUMN_PREFIX as RUBRIC_PREFIX
+from rag_evaluator.core.rubrics import REASONING_COLUMN as RUBRIC_REASONING
+from rag_evaluator.core.snippets import quote_snippet
 from rag_evaluator.core.summary import metadata_columns
+from rag_evaluator.core.tasks.classify import ClassifyFamily
+from rag_evaluator.core.tasks.geval import GevalFamily
+from rag_evaluator.core.tasks.judge import JudgeFamily
+from rag_evaluator.core.tasks.match import MatchFamily
+from rag_evaluator.core.tasks.ragas import RagasFamily
+from rag_evaluator.errors import InputError
+
+__all__ = ["MetricKind", "MetricScale"]
 
 PRECISION = "Precision"
 RECALL = "Recall"
@@ -86,11 +111,40 @@ _DECIMAL = re.compile(r"[+-]?(?:(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?
 _INTEGER = re.compile(r"[+-]?\d+")
 
 
-class MetricKind(Enum):
-    """How a metric's values are compared: 0/1 outcomes or numbers."""
+_JUDGED_FAMILIES = (JudgeFamily, RagasFamily, GevalFamily, ClassifyFamily, MatchFamily)
+# The tool's own metrics by name, as they declare themselves: the kinds of an undeclared
+# column of that name (results files older than the Metric Kinds row).
+KNOWN_SCALES: dict[str, MetricScale] = {
+    **METRIC_SCALES,
+    **{
+        column: RATE if column in family.rate_columns else SCORE
+        for family in _JUDGED_FAMILIES
+        for column in family.metric_columns
+    },
+}
+# The column explaining each model-judged metric: its family's reasoning. The rubric's
+# criteria (``rubric_<name>``) share ``rubric_reasoning``; offline metrics have none.
+_REASONING_COLUMNS: dict[str, str] = {
+    column: family.reasoning_column
+    for family in _JUDGED_FAMILIES
+    if family.reasoning_column is not None
+    for column in family.metric_columns
+}
 
-    BINARY = "binary"
-    CONTINUOUS = "continuous"
+
+def reasoning_column(metric: str) -> str | None:
+    """The column holding the reasoning behind ``metric``'s scores, if it has one."""
+    if metric in _REASONING_COLUMNS:
+        return _REASONING_COLUMNS[metric]
+    if metric.startswith(RUBRIC_PREFIX) and metric != RUBRIC_REASONING:
+        return RUBRIC_REASONING
+    return None
+
+
+def is_offline_metric(metric: str) -> bool:
+    """Whether ``metric`` is one of the offline families': an empty cell means the metric
+    does not apply to that question (or lacks its inputs), not that scoring failed."""
+    return metric in METRIC_SCALES
 
 
 def classify_cells(cells: Sequence[str]) -> MetricKind | None:
@@ -130,6 +184,8 @@ class MetricScores:
     kind: MetricKind
     values: Mapping[int, float]  # question number -> value, scored questions only
     unscored: tuple[int, ...]
+    # The declared kind and range; ``None`` when the kind was inferred from the cells.
+    scale: MetricScale | None = None
 
     def mean(self) -> float | None:
         if not self.values:
@@ -144,11 +200,58 @@ class RunScores:
     label: str  # how messages name the file
     question_numbers: tuple[int, ...]  # every row, in file order
     metrics: Mapping[str, MetricScores]  # in column order
-    reasoning: Mapping[int, str] = field(default_factory=dict)
+    reasoning: Mapping[int, str] = field(default_factory=dict)  # the judge's Reasoning
     questions: Mapping[int, str] = field(default_factory=dict)
+    ground_truths: Mapping[int, str] = field(default_factory=dict)
     summary: tuple[tuple[str, str], ...] = ()
     empty_columns: tuple[str, ...] = ()  # possible metrics with no value in any row
     metadata_columns: tuple[str, ...] = ()  # carried columns (Category...), never metrics
+    # The families' reasoning columns: column -> question number -> text.
+    explanations: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
+
+    def explanation(self, metric: str, question_number: int) -> str:
+        """Why ``metric`` has its value on that question: its family's reasoning, or ``""``
+        (offline metrics and checks have none)."""
+        column = reasoning_column(metric)
+        if column is None:
+            return ""
+        return self.explanations.get(column, {}).get(question_number, "")
+
+
+def _fits(scale: MetricScale, cells: Sequence[str]) -> bool:
+    values = [cell.strip() for cell in cells if cell.strip()]
+    if not all(is_number(value) for value in values):
+        return False
+    return not scale.binary or all(float(value) in (0.0, 1.0) for value in values)
+
+
+def _check_declared(label: str, header: str, scale: MetricScale, rows: Sequence[TableRow]) -> None:
+    for row in rows:
+        cell = row.cells.get(header, "").strip()
+        if not cell or _fits(scale, [cell]):
+            continue
+        wanted = "0 or 1" if scale.binary else "a number"
+        raise InputError(
+            f"{label} declares {header} a {'0/1' if scale.binary else 'score'} metric "
+            f"(#SUMMARY: {METRIC_KINDS}), but question {row.question_number} holds "
+            f"{quote_snippet(cell, 40)}, not {wanted}. Correct that cell, or remove {header} from "
+            f"the {METRIC_KINDS} row"
+        )
+
+
+def _metric_scores(
+    header: str, kind: MetricKind, scale: MetricScale | None, rows: Sequence[TableRow]
+) -> MetricScores:
+    values: dict[int, float] = {}
+    unscored: list[int] = []
+    for row in rows:
+        cell = row.cells.get(header, "").strip()
+        judge_failed = header in JUDGE_METRICS and judge_error(row.cells.get(ERROR, ""))
+        if not cell or judge_failed:
+            unscored.append(row.question_number)
+        else:
+            values[row.question_number] = float(cell)
+    return MetricScores(header, kind, values, tuple(unscored), scale)
 
 
 def judge_error(error_cell: str) -> bool:
@@ -180,8 +283,12 @@ def build_run_scores(
     summary: Sequence[tuple[str, str]] = (),
     non_metric: Sequence[str] = NON_METRIC_COLUMNS,
 ) -> RunScores:
-    """Classify the columns of a results table and collect each metric's scores."""
+    """Classify the columns of a results table and collect each metric's scores.
+
+    Raises ``InputError`` when a cell contradicts the kind the file declares for its column.
+    """
     metadata = metadata_columns(summary)
+    declared = declared_scales(summary)
     excluded = set(non_metric) | set(metadata)
     metrics: dict[str, MetricScores] = {}
     empty: list[str] = []
@@ -189,21 +296,18 @@ def build_run_scores(
         if header in excluded or not header or header in metrics or header in empty:
             continue
         cells = [row.cells.get(header, "") for row in rows]
-        kind = classify_cells(cells)
-        if kind is None:
-            if not any(cell.strip() for cell in cells):
-                empty.append(header)
+        if not any(cell.strip() for cell in cells):
+            empty.append(header)
             continue
-        values: dict[int, float] = {}
-        unscored: list[int] = []
-        for row in rows:
-            cell = row.cells.get(header, "").strip()
-            judge_failed = header in JUDGE_METRICS and judge_error(row.cells.get(ERROR, ""))
-            if not cell or judge_failed:
-                unscored.append(row.question_number)
-            else:
-                values[row.question_number] = float(cell)
-        metrics[header] = MetricScores(header, kind, values, tuple(unscored))
+        scale = declared.get(header)
+        if scale is not None:
+            _check_declared(label, header, scale, rows)
+        elif header in KNOWN_SCALES and _fits(KNOWN_SCALES[header], cells):
+            scale = KNOWN_SCALES[header]
+        kind = scale.kind if scale is not None else classify_cells(cells)
+        if kind is None:
+            continue
+        metrics[header] = _metric_scores(header, kind, scale, rows)
     return RunScores(
         label=label,
         question_numbers=tuple(row.question_number for row in rows),
@@ -218,7 +322,28 @@ def build_run_scores(
             for row in rows
             if row.cells.get(QUESTION, "").strip()
         },
+        ground_truths={
+            row.question_number: row.cells[GROUND_TRUTH]
+            for row in rows
+            if row.cells.get(GROUND_TRUTH, "").strip()
+        },
         summary=tuple(summary),
         empty_columns=tuple(empty),
         metadata_columns=tuple(name for name in metadata if name in headers),
+        explanations=_explanations(headers, rows, metrics),
     )
+
+
+def _explanations(
+    headers: Sequence[str], rows: Sequence[TableRow], metrics: Mapping[str, MetricScores]
+) -> dict[str, dict[int, str]]:
+    columns = {reasoning_column(name) for name in metrics} - {None}
+    return {
+        column: {
+            row.question_number: row.cells[column]
+            for row in rows
+            if row.cells.get(column, "").strip()
+        }
+        for column in columns
+        if column is not None and column in headers
+    }

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rag_evaluator.core.metrics.registry import RATE_COLUMNS, TEXT_COLUMNS
+from rag_evaluator.core.metric_kinds import METRIC_KINDS, MetricScale, declaration_text
+from rag_evaluator.core.metrics.registry import METRIC_SCALES, RATE_COLUMNS, TEXT_COLUMNS
 from rag_evaluator.core.records import TokenUsage
 from rag_evaluator.core.statistics import (
     CONFIDENCE_LEVEL,
@@ -28,12 +29,19 @@ METADATA_COLUMNS = "Metadata Columns"
 METADATA_SEPARATOR = "; "
 
 
+# The numbers of a rate or mean line, as the tally computed them (never read back from the
+# rounded text): ``count, total, rate, ci_low, ci_high`` or ``mean, n, ci_low, ci_high``.
+SummaryNumbers = Mapping[str, int | float | None]
+
+
 @dataclass(frozen=True)
 class SummaryLine:
-    """One summary entry, e.g. label ``Precision``, value ``43/50 (86%)``."""
+    """One summary entry, e.g. label ``Precision``, value ``43/50 (86%)``, with the numbers
+    behind a rate or mean for ``--json``."""
 
     label: str
     value: str
+    numbers: SummaryNumbers | None = field(default=None, compare=False)
 
     def text(self) -> str:
         """The results-file form: ``#SUMMARY: Precision: 43/50 (86%)``."""
@@ -90,20 +98,46 @@ def format_fraction(count: int, total: int) -> str:
     parentheses, so parsers of that text still read it, and it holds no comma, so the
     CSV cell is not quoted and the line still starts with ``#SUMMARY:``.
     """
+    return fraction_line("", count, total).value
+
+
+def fraction_line(label: str, count: int, total: int) -> SummaryLine:
+    """A rate's summary line (``format_fraction``'s text) with the unrounded numbers behind
+    it: ``count``, ``total``, ``rate`` and the interval's ``ci_low``, ``ci_high``."""
     if total == 0:
-        return f"{count}/{total} (n/a)"
+        return SummaryLine(
+            label, f"{count}/{total} (n/a)", {"count": count, "total": 0, "rate": None}
+        )
+    interval = wilson_interval(count, total)
     percent = (200 * count + total) // (2 * total)
-    return f"{count}/{total} ({percent}%)" + _interval_text(wilson_interval(count, total), "%")
+    text = f"{count}/{total} ({percent}%)" + _interval_text(interval, "%")
+    return SummaryLine(
+        label,
+        text,
+        {"count": count, "total": total, "rate": count / total, **_bounds(interval)},
+    )
+
+
+def _bounds(interval: Interval | None) -> dict[str, float]:
+    return {} if interval is None else {"ci_low": interval.low, "ci_high": interval.high}
 
 
 def format_mean(values: Sequence[float]) -> str:
     """``mean 0.6291 (n=20) [95% CI 0.55–0.70]`` with a seeded bootstrap interval;
     ``mean n/a (n=0)`` when no question had the inputs, ``[95% CI n/a]`` when the values
     have no spread to resample (one value, or all equal)."""
+    return mean_line("", values).value
+
+
+def mean_line(label: str, values: Sequence[float]) -> SummaryLine:
+    """A mean's summary line (``format_mean``'s text) with the unrounded numbers behind it:
+    ``mean``, ``n`` and the interval's ``ci_low``, ``ci_high``."""
     if not values:
-        return "mean n/a (n=0)"
-    mean = f"mean {sum(values) / len(values):.4f} (n={len(values)})"
-    return mean + _interval_text(bootstrap_mean_interval(values), "")
+        return SummaryLine(label, "mean n/a (n=0)", {"mean": None, "n": 0})
+    mean = sum(values) / len(values)
+    interval = bootstrap_mean_interval(values)
+    text = f"mean {mean:.4f} (n={len(values)})" + _interval_text(interval, "")
+    return SummaryLine(label, text, {"mean": mean, "n": len(values), **_bounds(interval)})
 
 
 class RowTally:
@@ -174,12 +208,23 @@ class RowTally:
         for column, collected in self.metric_values.items():
             values = collected.values
             if column in RATE_COLUMNS:
-                # A 0/1 check: its pass rate over the questions it applies to.
+                # A 0/1 metric: its rate over the questions it applies to.
                 passed = sum(1 for value in values if value == 1.0)
-                lines.append(SummaryLine(column, format_fraction(passed, len(values))))
+                lines.append(fraction_line(column, passed, len(values)))
             else:
-                lines.append(SummaryLine(column, collected.mean_text()))
+                lines.append(mean_line(column, values))
         return lines
+
+    def metric_scales(self) -> dict[str, MetricScale]:
+        """The declared kind of every metric column of the table: the judged families' and
+        the offline ones' (a column no family declares is left to the reader)."""
+        scales: dict[str, MetricScale] = {}
+        for family in self.families:
+            scales.update(family.metric_scales())
+        for column in self.metric_values:
+            if column in METRIC_SCALES:
+                scales[column] = METRIC_SCALES[column]
+        return scales
 
     def observed_values(self) -> dict[str, float | None]:
         """Each metric's rate or mean over the questions that have a value for it (judged
@@ -230,6 +275,9 @@ def summary_lines(tally: RowTally, facts: RunFacts) -> list[SummaryLine]:
         ]
         lines += spending_lines(facts.usage, facts.batch, facts.estimate, facts.cost_usd)
     lines += tally.metric_lines()
+    scales = tally.metric_scales()
+    if scales:
+        lines.append(SummaryLine(METRIC_KINDS, declaration_text(scales)))
     if facts.metadata_columns:
         lines.append(SummaryLine(METADATA_COLUMNS, METADATA_SEPARATOR.join(facts.metadata_columns)))
     return lines
@@ -295,6 +343,10 @@ class MetricValues:
     def mean_text(self) -> str:
         """``mean 0.6291 (n=20) [95% CI 0.55–0.70]``: see ``format_mean``."""
         return format_mean(self.values)
+
+    def line(self, label: str) -> SummaryLine:
+        """The summary line of these values: see ``mean_line``."""
+        return mean_line(label, self.values)
 
 
 def metadata_columns(summary: Sequence[tuple[str, str]]) -> tuple[str, ...]:

@@ -69,7 +69,8 @@ def run_compare(request: CompareRequest) -> CompareOutcome:
         ", ".join(run.label for run in runs[1:]),
         ", ".join(request.metrics) or "all",
     )
-    report = compare_runs(runs, select_metrics(runs, request.metrics))
+    selected = select_metrics(runs, request.metrics)
+    report = compare_runs(runs, selected)
     written: list[Path] = []
     json_for_stdout = None
     if request.json_path is not None:
@@ -80,6 +81,6 @@ def run_compare(request: CompareRequest) -> CompareOutcome:
             write_json_report(Path(request.json_path), data, "--json")
             written.append(Path(request.json_path))
     if request.output_path is not None:
-        write_csv_report(request.output_path, per_question_rows(runs), "--output")
+        write_csv_report(request.output_path, per_question_rows(report, runs, selected), "--output")
         written.append(request.output_path)
     return CompareOutcome(report, runs, json_for_stdout, written)

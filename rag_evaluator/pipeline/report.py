@@ -47,6 +47,9 @@ class ReportRequest:
     title: str | None = None
     # A dataset file giving the contexts and golden contexts of every run (evaluate --dataset).
     dataset_path: Path | None = None
+    # Or one dataset per results file, in the same order (runs of reordered datasets).
+    dataset_paths: Sequence[Path] = ()
+    names: Sequence[str] = ()  # --name NAME=RESULTS.csv: how the page names a run
 
 
 @dataclass(frozen=True)
@@ -56,13 +59,50 @@ class ReportOutcome:
     questions: list[int] = field(default_factory=list)  # rows per run
 
 
-def _labels(paths: Sequence[Path]) -> list[str]:
-    """Each run's name in the page: its file name, or its path when two different files
-    share a name; the same file given twice is told apart by a number."""
+def _given_names(values: Sequence[str], paths: Sequence[Path]) -> dict[Path, str]:
+    """``--name NAME=RESULTS.csv`` values: the name of each results file they name."""
+    names: dict[Path, str] = {}
+    for value in values:
+        name, separator, target = value.partition("=")
+        if not separator:
+            raise UsageError(
+                f"--name {value!r} is not NAME=RESULTS.csv. Write the run's name, '=', then "
+                "its results file, e.g. --name baseline=runs/a.csv"
+            )
+        if not name.strip():
+            raise UsageError(
+                f"--name {value!r} gives no name. Write the run's name before '=', e.g. "
+                f"--name baseline={target}"
+            )
+        wanted = Path(target)
+        matches = [path for path in paths if path == wanted or _same_file(path, wanted)]
+        if not matches:
+            shown = ", ".join(str(path) for path in paths)
+            raise UsageError(
+                f"--name {value!r}: {target} is not one of the results files ({shown}). Name "
+                "a results file given to the command"
+            )
+        for path in matches:
+            names[path] = name.strip()
+    return names
+
+
+def _same_file(path: Path, other: Path) -> bool:
+    return path.exists() and other.exists() and path.resolve() == other.resolve()
+
+
+def _labels(paths: Sequence[Path], given: dict[Path, str] | None = None) -> list[str]:
+    """Each run's name in the page: the ``--name`` given, else its file name, or its path
+    when two different files share a name; two runs named alike are told apart by a
+    number."""
+    given = given or {}
     files_by_name: dict[str, set[Path]] = {}
     for path in paths:
         files_by_name.setdefault(path.name, set()).add(path.resolve())
-    labels = [str(path) if len(files_by_name[path.name]) > 1 else path.name for path in paths]
+    labels = [
+        given.get(path) or (str(path) if len(files_by_name[path.name]) > 1 else path.name)
+        for path in paths
+    ]
     seen: Counter[str] = Counter()
     unique = []
     for label in labels:
@@ -80,12 +120,22 @@ def _check(request: ReportRequest) -> Path:
             f"{len(request.results_paths)} results file(s). Give at most one answers file per "
             "results file, in the same order"
         )
+    datasets = _datasets(request)
+    if datasets and (request.answers_paths or request.ground_truth_path):
+        raise UsageError(
+            "--dataset gives the contexts and golden contexts of every run: leave out "
+            "--answers and --ground-truth, or --dataset"
+        )
+    if len(datasets) not in (0, 1, len(request.results_paths)):
+        raise UsageError(
+            f"--dataset is given {len(datasets)} times for {len(request.results_paths)} "
+            "results file(s). Give one dataset for every run, or one per results file in the "
+            "same order"
+        )
     output = request.output_path or default_report_path(request.results_paths[0])
-    inputs = [*request.results_paths, *request.answers_paths]
+    inputs = [*request.results_paths, *request.answers_paths, *datasets]
     if request.ground_truth_path is not None:
         inputs.append(request.ground_truth_path)
-    if request.dataset_path is not None:
-        inputs.append(request.dataset_path)
     check_report_path(output, inputs)
     return output
 
@@ -131,38 +181,68 @@ def _run_table(
     )
 
 
+def _datasets(request: ReportRequest) -> list[Path]:
+    if request.dataset_paths:
+        return list(request.dataset_paths)
+    return [] if request.dataset_path is None else [request.dataset_path]
+
+
+@dataclass(frozen=True)
+class _RunInputs:
+    """Where one run's contexts come from: its answers and the golden set, with their files."""
+
+    answers: dict[int, AnswerRow] | None = None
+    answers_path: Path | None = None
+    golden: dict[int, GroundTruthRow] | None = None
+    golden_path: Path | None = None
+
+
+def _run_inputs(request: ReportRequest) -> list[_RunInputs]:
+    """Each run's inputs: from its dataset (one for all, or one each), else from its
+    ``--answers`` and the ``--ground-truth``; every file read once."""
+    count = len(request.results_paths)
+    datasets = _datasets(request)
+    if datasets:
+        loaded = {path: load_dataset(path) for path in dict.fromkeys(datasets)}
+        chosen = datasets * count if len(datasets) == 1 else datasets
+        return [
+            _RunInputs(loaded[path].answers.rows, path, loaded[path].ground_truth.rows, path)
+            for path in chosen
+        ]
+    golden = None
+    if request.ground_truth_path is not None:
+        golden = load_ground_truth(request.ground_truth_path).rows
+    inputs = []
+    for position in range(count):
+        answers_path = (
+            request.answers_paths[position] if position < len(request.answers_paths) else None
+        )
+        answers = load_answers(answers_path).rows if answers_path is not None else None
+        inputs.append(_RunInputs(answers, answers_path, golden, request.ground_truth_path))
+    return inputs
+
+
 def build_report(request: ReportRequest, *, now: datetime | None = None) -> ReportOutcome:
     """Read every results file, build the report (with the comparison when there are
     several) and write it; where it went and how big it is."""
     output = _check(request)
     generated = (now or datetime.now()).strftime("%Y-%m-%d %H:%M")
     sheets = [read_results_sheet(path) for path in request.results_paths]
-    golden = None
-    dataset = load_dataset(request.dataset_path) if request.dataset_path is not None else None
-    if dataset is not None:
-        golden = dataset.ground_truth.rows
-    elif request.ground_truth_path is not None:
-        golden = load_ground_truth(request.ground_truth_path).rows
-    labels = _labels(request.results_paths)
-    tables = []
-    for position, (path, sheet) in enumerate(zip(request.results_paths, sheets, strict=True)):
-        answers_path = (
-            request.answers_paths[position] if position < len(request.answers_paths) else None
+    labels = _labels(request.results_paths, _given_names(request.names, request.results_paths))
+    tables = [
+        _run_table(
+            path,
+            label,
+            sheet,
+            inputs.answers,
+            inputs.answers_path,
+            inputs.golden,
+            inputs.golden_path,
         )
-        answers = load_answers(answers_path).rows if answers_path is not None else None
-        if dataset is not None:
-            answers, answers_path = dataset.answers.rows, request.dataset_path
-        tables.append(
-            _run_table(
-                path,
-                labels[position],
-                sheet,
-                answers,
-                answers_path,
-                golden,
-                request.dataset_path or request.ground_truth_path,
-            )
+        for path, label, sheet, inputs in zip(
+            request.results_paths, labels, sheets, _run_inputs(request), strict=True
         )
+    ]
     title = request.title or (
         f"rag-eval report: {labels[0]}"
         if len(labels) == 1

@@ -17,6 +17,8 @@ from typing import Any, BinaryIO
 
 from rag_evaluator.core.fields import GROUND_TRUTH, QUESTION, QUESTION_NUMBER, RAG_ANSWER
 from rag_evaluator.core.group_summary import GroupSummary
+from rag_evaluator.core.metric_kinds import METRIC_KINDS, declared_scales
+from rag_evaluator.core.metrics.registry import RATE_COLUMNS
 from rag_evaluator.core.result_rows import ResultRow, ResultRows
 from rag_evaluator.core.summary import SummaryLine
 from rag_evaluator.core.tasks.base import CellValue, JudgedFamily
@@ -110,9 +112,16 @@ def _row_values(
     if families:
         single = len(families) == 1
         values += [_joined(errors, single), _joined(notes, single)]
-    values += [row.metric_scores.get(column) for column in metric_columns]
+    values += [_metric_cell(column, row.metric_scores.get(column)) for column in metric_columns]
     values += [item.metadata.get(column, "") for column in metadata_columns]
     return values
+
+
+def _metric_cell(column: str, value: float | str | None) -> CellValue:
+    # A 0/1 metric is written 0/1, as the judge's are, not 0.0000/1.0000.
+    if column in RATE_COLUMNS and isinstance(value, float) and value in (0.0, 1.0):
+        return int(value)
+    return value
 
 
 def results_values(
@@ -158,8 +167,27 @@ def _interval(value: str) -> dict[str, float]:
     return {"ci_low": float(found.group(1)) / scale, "ci_high": float(found.group(2)) / scale}
 
 
+def summary_line_json(line: SummaryLine) -> Any:
+    """A summary line's value for ``--json``: a rate or mean with the numbers its tally
+    computed (unrounded), any other value as ``summary_value_json`` reads it."""
+    if line.numbers is not None:
+        return {"text": line.value, **line.numbers}
+    return summary_value_json(line.value)
+
+
+def _summary_json(lines: Sequence[SummaryLine]) -> dict[str, Any]:
+    """The summary lines by label; the kinds declaration has its own key (``metric_kinds``)."""
+    return {line.label: summary_line_json(line) for line in lines if line.label != METRIC_KINDS}
+
+
+def _metric_kinds_json(lines: Sequence[SummaryLine]) -> dict[str, Any]:
+    scales = declared_scales((line.label, line.value) for line in lines)
+    return {name: scale.json() for name, scale in scales.items()}
+
+
 def summary_value_json(value: str) -> Any:
-    """A summary value with its numbers as numbers where it has a known shape."""
+    """A summary value read back from its text (a results file's row), with its numbers as
+    numbers where it has a known shape (rounded as the text shows them)."""
     if fraction := _FRACTION.match(value):
         count, total = int(fraction.group(1)), int(fraction.group(2))
         rate = count / total if total else None
@@ -186,7 +214,8 @@ def results_json(
     with ``--group-by`` the summary of each group."""
     columns = results_columns(families, metric_columns, metadata_columns)
     payload: dict[str, Any] = {
-        "summary": {line.label: summary_value_json(line.value) for line in summary},
+        "summary": _summary_json(summary),
+        "metric_kinds": _metric_kinds_json(summary),
         "columns": columns,
         "rows": [
             _json_row(columns, values)
@@ -211,7 +240,7 @@ def _groups_json(groups: Sequence[GroupSummary]) -> dict[str, Any]:
         "groups": [
             {
                 "value": group.value,
-                "summary": {line.label: summary_value_json(line.value) for line in group.lines},
+                "summary": _summary_json(group.lines),
             }
             for group in groups
         ],
@@ -229,7 +258,8 @@ def _json_text(
     """``results_json`` as the text ``json.dumps(..., indent=1)`` gives, piece by piece."""
     columns = results_columns(families, metric_columns, metadata_columns)
     head = {
-        "summary": {line.label: summary_value_json(line.value) for line in summary},
+        "summary": _summary_json(summary),
+        "metric_kinds": _metric_kinds_json(summary),
         "columns": columns,
     }
     # The head without its closing brace, then the rows one by one: JSON strings never hold

@@ -3,7 +3,9 @@
 Each family maps a metric's column name to a ``MetricDefinition``: the function computing
 it from that family's per-row input, the optional input fields it cannot do without, and the
 reason its value is ``None`` when those inputs are present but the metric is still undefined.
-The evaluate run walks these tables; adding a metric is adding an entry.
+Each also declares its ``scale`` (``core/metric_kinds.py``): a 0-1 score unless said
+otherwise, ``RATE`` for a 0/1 outcome. The evaluate run walks these tables; adding a metric is
+adding an entry.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from rag_evaluator.core import fields
+from rag_evaluator.core.metric_kinds import RATE, SCORE, MetricKind, MetricScale
 from rag_evaluator.core.metrics import lexical, overlap, quality, retrieval, semantic
 from rag_evaluator.core.records import EvaluationItem
 
@@ -67,6 +70,8 @@ class MetricDefinition(Generic[InputT]):
     # ``None`` means "does not apply to this answer", which is normal: no warning for it
     # (a missing input column is still warned about).
     quiet_when_undefined: bool = False
+    # The metric's kind and range: how it is summarised, compared and calibrated.
+    scale: MetricScale = SCORE
 
     def reason_for(self, family_input: InputT) -> str:
         """Why the metric is undefined for this row's input."""
@@ -172,7 +177,9 @@ _NO_GOLDEN = "no relevant chunk is listed"
 
 LEXICAL_METRICS: dict[str, MetricDefinition[LexicalInputs]] = _table(
     MetricDefinition(
-        "exact_match", lambda row: lexical.exact_match(row.item.rag_answer, row.item.ground_truth)
+        "exact_match",
+        lambda row: lexical.exact_match(row.item.rag_answer, row.item.ground_truth),
+        scale=RATE,
     ),
     MetricDefinition(
         "keyword_coverage", lambda row: row.keyword_coverage, undefined_reason=_NO_KEYWORDS
@@ -190,7 +197,7 @@ LEXICAL_METRICS: dict[str, MetricDefinition[LexicalInputs]] = _table(
         undefined_reason=_NO_KEYWORDS,
     ),
     MetricDefinition("citation_quality", lambda row: lexical.citation_quality(row.item.rag_answer)),
-    MetricDefinition("dont_know", lambda row: lexical.dont_know(row.item.rag_answer)),
+    MetricDefinition("dont_know", lambda row: lexical.dont_know(row.item.rag_answer), scale=RATE),
     MetricDefinition(
         "list_coverage",
         lambda row: lexical.list_coverage(row.item.rag_answer, row.item.ground_truth),
@@ -263,7 +270,7 @@ RETRIEVAL_METRICS: dict[str, MetricDefinition[RetrievalInputs]] = _table(
 
 def _check(name: str, needs: tuple[str, ...] = ()) -> MetricDefinition[quality.QualityAssessment]:
     return MetricDefinition(
-        name, lambda row: row.checks[name], needs=needs, quiet_when_undefined=True
+        name, lambda row: row.checks[name], needs=needs, quiet_when_undefined=True, scale=RATE
     )
 
 
@@ -274,11 +281,9 @@ QUALITY_METRICS: dict[str, MetricDefinition[quality.QualityAssessment]] = _table
     _check(quality.NO_FALLBACK),
     _check(quality.RETRIEVAL_SCORE, (RETRIEVAL_SCORES,)),
     _check(quality.LIST_FORMAT),
-    MetricDefinition(quality.PASS, lambda row: row.passed),
+    MetricDefinition(quality.PASS, lambda row: row.passed, scale=RATE),
     MetricDefinition(quality.FAILURES, lambda row: "; ".join(row.failures)),
 )
-# Columns whose summary is a pass rate (count/total with a Wilson interval), not a mean.
-RATE_COLUMNS = frozenset((*quality.CHECKS, quality.PASS))
 # Columns holding text, not a score: no summary row, never a --fail-under metric.
 TEXT_COLUMNS = frozenset((quality.FAILURES,))
 
@@ -345,6 +350,19 @@ FAMILY_METRICS: dict[str, dict[str, MetricDefinition[Any]]] = {
     SEMANTIC: SEMANTIC_METRICS,
     QUALITY: QUALITY_METRICS,
 }
+
+
+# Every offline metric's declared scale, text columns left out.
+METRIC_SCALES: dict[str, MetricScale] = {
+    name: definition.scale
+    for table in FAMILY_METRICS.values()
+    for name, definition in table.items()
+    if name not in TEXT_COLUMNS
+}
+# Columns whose summary is a pass rate (count/total with a Wilson interval), not a mean.
+RATE_COLUMNS = frozenset(
+    name for name, scale in METRIC_SCALES.items() if scale.kind is MetricKind.BINARY
+)
 
 
 def metric_names(family: str) -> list[str]:

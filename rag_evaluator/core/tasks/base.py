@@ -24,6 +24,7 @@ from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from rag_evaluator.core.metric_kinds import RATE, SCORE, MetricScale
 from rag_evaluator.core.records import EvaluationItem, TokenUsage
 from rag_evaluator.core.requests import (
     CHARS_PER_TOKEN_HIGH,
@@ -154,6 +155,10 @@ class JudgedFamily(ABC, Generic[ResultT]):
     columns: tuple[str, ...] = ()
     #: Those of ``columns`` that hold scores (0/1 or 0-1), for gates and tallies.
     metric_columns: tuple[str, ...] = ()
+    #: Those of ``metric_columns`` that hold 0/1 outcomes (rates); the others are 0-1 scores.
+    rate_columns: tuple[str, ...] = ()
+    #: The column of ``columns`` holding the reasoning behind the family's scores, if any.
+    reasoning_column: str | None = None
 
     @abstractmethod
     def identity(self) -> Mapping[str, Any]:
@@ -219,6 +224,12 @@ class JudgedFamily(ABC, Generic[ResultT]):
     def note_text(self, result: ResultT) -> str:
         """What goes into the row's Note column for this family."""
         return ""
+
+    def metric_scales(self) -> dict[str, MetricScale]:
+        """Each metric column's declared kind and range, in column order."""
+        return {
+            column: RATE if column in self.rate_columns else SCORE for column in self.metric_columns
+        }
 
     def metric_values(self, result: ResultT) -> Mapping[str, float | None]:
         """The result's scores by metric column (``None`` where it has none)."""

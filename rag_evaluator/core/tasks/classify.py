@@ -17,7 +17,7 @@ from rag_evaluator.core.answer_grading_calls import CORRECT, DONT_KNOW, WRONG, C
 from rag_evaluator.core.metrics.lexical import dont_know
 from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.requests import ModelRequest
-from rag_evaluator.core.summary import SummaryLine, format_fraction, unscored_line
+from rag_evaluator.core.summary import SummaryLine, fraction_line, unscored_line
 from rag_evaluator.core.tasks import result_json
 from rag_evaluator.core.tasks.base import CellValue, FamilyResult, SummaryTally
 from rag_evaluator.core.tasks.single_call import SingleCallFamily
@@ -49,6 +49,8 @@ class ClassifyFamily(SingleCallFamily[ClassifyResult]):
     version = 1
     columns = (ANSWER_CLASS, ANSWER_CORRECT, CLASSIFY_REASONING)
     metric_columns = (ANSWER_CORRECT,)
+    rate_columns = metric_columns
+    reasoning_column = CLASSIFY_REASONING
     system_prompt = answer_grading_calls.CLASSIFY_PROMPT
     schema = answer_grading_calls.CLASSIFY_SCHEMA
     max_tokens = answer_grading_calls.SHORT_MAX_TOKENS
@@ -137,6 +139,6 @@ class ClassifyTally(SummaryTally[ClassifyResult]):
         labelled = sum(self.labels.values())
         return [
             SummaryLine("Answer Classes", f"{counts} ({self.without_call} without a call)"),
-            SummaryLine(ANSWER_CORRECT, format_fraction(self.labels[CORRECT], labelled)),
+            fraction_line(ANSWER_CORRECT, self.labels[CORRECT], labelled),
             unscored_line("Classify Unscored", self.unscored),
         ]

@@ -67,6 +67,7 @@ class GevalFamily(SingleCallFamily[GevalResult]):
         FACTUAL_COMPLETENESS,
         FACTUAL_CONSISTENCY,
     )
+    reasoning_column = FACTUAL_REASONING
     system_prompt = answer_grading_calls.GEVAL_PROMPT
     schema = answer_grading_calls.GEVAL_SCHEMA
     max_tokens = answer_grading_calls.GEVAL_MAX_TOKENS
@@ -190,7 +191,7 @@ class GevalTally(SummaryTally[GevalResult]):
         self.unscored += not result.scored
 
     def lines(self) -> list[SummaryLine]:
-        lines = [SummaryLine(column, values.mean_text()) for column, values in self.values.items()]
+        lines = [values.line(column) for column, values in self.values.items()]
         # No comma: the summary cell must stay unquoted.
         grades = " / ".join(f"{grade} {self.grades[grade]}" for grade in judged_scores.GRADES)
         lines.append(SummaryLine("Factual Grades", grades))

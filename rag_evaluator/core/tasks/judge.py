@@ -12,7 +12,7 @@ from rag_evaluator.core.no_information import both_say_no_information, no_inform
 from rag_evaluator.core.prompts import build_user_message
 from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.requests import ModelRequest
-from rag_evaluator.core.summary import SummaryLine, format_fraction
+from rag_evaluator.core.summary import SummaryLine, fraction_line
 from rag_evaluator.core.tasks.base import (
     CallEstimate,
     CellValue,
@@ -52,6 +52,8 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
     version = 2
     columns = (PRECISION, RECALL, ACCURACY, REASONING, CONSENSUS, VOTES)
     metric_columns = (PRECISION, RECALL, ACCURACY)
+    rate_columns = metric_columns
+    reasoning_column = REASONING
 
     def __init__(self, system_prompt: str, hedge_phrases: Sequence[str]) -> None:
         self.system_prompt = system_prompt
@@ -284,9 +286,9 @@ class JudgeTally(SummaryTally[JudgeResult]):
 
     def lines(self) -> list[SummaryLine]:
         return [
-            SummaryLine(PRECISION, format_fraction(self.precision, self.scored)),
-            SummaryLine(RECALL, format_fraction(self.recall, self.scored)),
-            SummaryLine(ACCURACY, format_fraction(self.accuracy, self.scored)),
+            fraction_line(PRECISION, self.precision, self.scored),
+            fraction_line(RECALL, self.recall, self.scored),
+            fraction_line(ACCURACY, self.accuracy, self.scored),
             SummaryLine("Unscored", str(self.unscored)),
             SummaryLine("Consensus", str(self.consensus)),
             SummaryLine("No Information (no call)", str(self.no_information)),

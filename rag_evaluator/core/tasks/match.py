@@ -11,7 +11,7 @@ from rag_evaluator.core import answer_grading_calls
 from rag_evaluator.core.answer_grading_calls import MatchVerdict
 from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.requests import ModelRequest
-from rag_evaluator.core.summary import SummaryLine, format_fraction, unscored_line
+from rag_evaluator.core.summary import SummaryLine, fraction_line, unscored_line
 from rag_evaluator.core.tasks import result_json
 from rag_evaluator.core.tasks.base import CellValue, FamilyResult, SummaryTally
 from rag_evaluator.core.tasks.single_call import SingleCallFamily
@@ -38,6 +38,8 @@ class MatchFamily(SingleCallFamily[MatchResult]):
     version = 1
     columns = (IS_MATCHING, MATCH_REASONING)
     metric_columns = (IS_MATCHING,)
+    rate_columns = metric_columns
+    reasoning_column = MATCH_REASONING
     system_prompt = answer_grading_calls.MATCH_PROMPT
     schema = answer_grading_calls.MATCH_SCHEMA
     max_tokens = answer_grading_calls.SHORT_MAX_TOKENS
@@ -105,6 +107,6 @@ class MatchTally(SummaryTally[MatchResult]):
 
     def lines(self) -> list[SummaryLine]:
         return [
-            SummaryLine(IS_MATCHING, format_fraction(self.matching, self.judged)),
+            fraction_line(IS_MATCHING, self.matching, self.judged),
             unscored_line("Match Unscored", self.unscored),
         ]

@@ -583,7 +583,7 @@ class RagasTally(SummaryTally[RagasResult]):
         self.unscored += not result.scored
 
     def lines(self) -> list[SummaryLine]:
-        lines = [SummaryLine(column, values.mean_text()) for column, values in self.values.items()]
+        lines = [values.line(column) for column, values in self.values.items()]
         # No comma: a summary cell must stay unquoted so its line starts with #SUMMARY:.
         parts = []
         for method in METHODS:

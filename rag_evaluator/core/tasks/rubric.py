@@ -21,8 +21,8 @@ from rag_evaluator.core.rubrics import (
 from rag_evaluator.core.summary import (
     MetricValues,
     SummaryLine,
-    format_fraction,
-    format_mean,
+    fraction_line,
+    mean_line,
     unscored_line,
 )
 from rag_evaluator.core.tasks import result_json
@@ -53,7 +53,11 @@ class RubricFamily(SingleCallFamily[RubricResult]):
         self.schema = rubric_calls.schema(rubric)
         self.max_tokens = rubric_calls.max_tokens(rubric)
         self.metric_columns = criteria_columns(rubric)
+        self.rate_columns = tuple(
+            criterion.column for criterion in rubric.criteria if criterion.scale.pass_fail
+        )
         self.columns = (*self.metric_columns, REASONING_COLUMN)
+        self.reasoning_column = REASONING_COLUMN
         count = len(rubric.criteria)
         self.reply_tokens = (
             RubricFamily.reply_tokens[0] * count,
@@ -166,10 +170,10 @@ class RubricFamily(SingleCallFamily[RubricResult]):
         )
 
 
-def _summary_value(criterion: Criterion, values: Sequence[float]) -> str:
+def _summary_line(criterion: Criterion, values: Sequence[float]) -> SummaryLine:
     if criterion.scale.pass_fail:
-        return format_fraction(round(sum(values)), len(values))
-    return format_mean(values)
+        return fraction_line(criterion.column, round(sum(values)), len(values))
+    return mean_line(criterion.column, values)
 
 
 class RubricTally(SummaryTally[RubricResult]):
@@ -188,9 +192,7 @@ class RubricTally(SummaryTally[RubricResult]):
 
     def lines(self) -> list[SummaryLine]:
         lines = [
-            SummaryLine(
-                criterion.column, _summary_value(criterion, self.values[criterion.column].values)
-            )
+            _summary_line(criterion, self.values[criterion.column].values)
             for criterion in self.family.rubric.criteria
         ]
         lines.append(unscored_line("Rubric Unscored", self.unscored))
