@@ -26,6 +26,14 @@ SUMMARY_PREFIX = "#SUMMARY: "
 # or the dataset), so that readers never take them for metrics: names joined by "; ".
 METADATA_COLUMNS = "Metadata Columns"
 METADATA_SEPARATOR = "; "
+# Every character str.splitlines() breaks a line at: none may reach a summary line, which
+# readers take as one line (a value from the user's files, a group value, may hold any).
+_LINE_BREAKS = str.maketrans(dict.fromkeys("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029", " "))
+
+
+def one_line(text: str) -> str:
+    """``text`` with every line break turned into a space: a summary line stays one line."""
+    return text.translate(_LINE_BREAKS)
 
 
 @dataclass(frozen=True)
@@ -36,8 +44,8 @@ class SummaryLine:
     value: str
 
     def text(self) -> str:
-        """The results-file form: ``#SUMMARY: Precision: 43/50 (86%)``."""
-        return f"{SUMMARY_PREFIX}{self.label}: {self.value}"
+        """The results-file form, one line: ``#SUMMARY: Precision: 43/50 (86%)``."""
+        return one_line(f"{SUMMARY_PREFIX}{self.label}: {self.value}")
 
 
 @dataclass(frozen=True)
