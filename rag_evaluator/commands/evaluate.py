@@ -410,11 +410,20 @@ def evaluate_command(
             "or mean is below its minimum, e.g. precision=0.8,rouge1=0.5.",
         ),
     ] = None,
+    fail_over: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-over",
+            help="CI gate for lower-is-better metrics (dont_know, hallucination): exit with "
+            "code 3 (after writing the results) when a rate or mean is above its maximum, "
+            "e.g. dont_know=0.1.",
+        ),
+    ] = None,
 ) -> None:
     working_directory = Path.cwd()
     settings = load_settings(working_directory)
     configure_logging()
-    thresholds = parse_thresholds(fail_under)
+    thresholds = parse_thresholds(fail_under) + parse_thresholds(fail_over, upper=True)
     check_dataset_options(dataset, questions=questions, ground_truth=ground_truth, answers=answers)
     request = EvaluateRequest(
         questions_path=questions or Path("questions.csv"),

@@ -67,6 +67,9 @@ class MetricDefinition(Generic[InputT]):
     # ``None`` means "does not apply to this answer", which is normal: no warning for it
     # (a missing input column is still warned about).
     quiet_when_undefined: bool = False
+    # A lower value is the better one (hallucination, dont_know): the direction gates
+    # (--fail-over instead of --fail-under), compare and the report judge it by.
+    lower_is_better: bool = False
 
     def reason_for(self, family_input: InputT) -> str:
         """Why the metric is undefined for this row's input."""
@@ -190,7 +193,9 @@ LEXICAL_METRICS: dict[str, MetricDefinition[LexicalInputs]] = _table(
         undefined_reason=_NO_KEYWORDS,
     ),
     MetricDefinition("citation_quality", lambda row: lexical.citation_quality(row.item.rag_answer)),
-    MetricDefinition("dont_know", lambda row: lexical.dont_know(row.item.rag_answer)),
+    MetricDefinition(
+        "dont_know", lambda row: lexical.dont_know(row.item.rag_answer), lower_is_better=True
+    ),
     MetricDefinition(
         "list_coverage",
         lambda row: lexical.list_coverage(row.item.rag_answer, row.item.ground_truth),
@@ -330,6 +335,7 @@ SEMANTIC_METRICS: dict[str, MetricDefinition[SemanticInputs]] = _table(
         lambda inputs: semantic.hallucination_from_cosines(inputs.sentence_support),
         needs=(CONTEXTS,),
         undefined_reason="the answer has no sentence",
+        lower_is_better=True,
     ),
     MetricDefinition(
         "bert_score_precision", _bert("precision"), undefined_reason=_EMPTY_GROUND_TRUTH
@@ -345,6 +351,15 @@ FAMILY_METRICS: dict[str, dict[str, MetricDefinition[Any]]] = {
     SEMANTIC: SEMANTIC_METRICS,
     QUALITY: QUALITY_METRICS,
 }
+
+
+# The offline metrics where a lower value is the better one (every other is higher-is-better).
+LOWER_IS_BETTER = frozenset(
+    name
+    for table in FAMILY_METRICS.values()
+    for name, definition in table.items()
+    if definition.lower_is_better
+)
 
 
 def metric_names(family: str) -> list[str]:

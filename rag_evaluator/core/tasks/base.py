@@ -152,6 +152,9 @@ class JudgedFamily(ABC, Generic[ResultT]):
     columns: tuple[str, ...] = ()
     #: Those of ``columns`` that hold scores (0/1 or 0-1), for gates and tallies.
     metric_columns: tuple[str, ...] = ()
+    #: Those of ``metric_columns`` where a lower value is the better one (gated by
+    #: ``--fail-over``); the others are higher-is-better.
+    lower_is_better_columns: frozenset[str] = frozenset()
 
     @abstractmethod
     def identity(self) -> Mapping[str, Any]:
