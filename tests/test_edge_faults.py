@@ -110,3 +110,81 @@ def test_a_pipe_in_place_of_the_log_is_left_alone(workspace: Workspace) -> None:
     assert result.exit_code == 0, result.output
     assert "Cannot write the debug log" in result.stderr
     assert stat.S_ISFIFO((workspace.directory / "rag_eval.log").stat().st_mode)
+
+
+# --- special files given as inputs -----------------------------------------------------------
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+def _link_to_zero(path: Path) -> Path:
+    path.symlink_to("/dev/zero")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (_fifo, "a named pipe (FIFO)"),
+        (_link_to_zero, "a device"),
+        (lambda path: path.mkdir() or path, "a directory"),
+    ],
+    ids=["fifo", "link-to-dev-zero", "directory"],
+)
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["evaluate", "--metrics", "lexical", "--yes", "--answers", "{special}"],
+        ["evaluate", "--metrics", "lexical", "--yes", "--dataset", "{special}"],
+        ["evaluate", "--metrics", "lexical", "--yes", "--fallback-phrases", "@{special}"],
+        ["evaluate", "--yes", "--prompt", "{special}"],
+        ["evaluate", "--yes", "--metrics", "rubric", "--rubric", "{special}.toml"],
+        ["compare", "{special}", "{special}"],
+        ["calibrate", "{special}", "--labels", "labels.csv"],
+        ["report", "{special}"],
+    ],
+    ids=["answers", "dataset", "phrases", "prompt", "rubric", "compare", "calibrate", "report"],
+)
+def test_a_special_file_is_named_for_what_it_is_and_never_read(
+    workspace: Workspace, make, kind: str, arguments: list[str]
+) -> None:
+    special = workspace.directory / "special"
+    make(special)
+    (workspace.directory / "special.toml").symlink_to(special)
+    result = run_cli(
+        [argument.replace("{special}", str(special)) for argument in arguments],
+        env={"ANTHROPIC_API_KEY": "sk-ant-test-key"},
+    )
+    assert result.exit_code == 2, result.output
+    (error,) = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert f"special is {kind}" in error or f"special.toml is {kind}" in error, error
+    if kind != "a directory":
+        assert "directory" not in error
+
+
+def test_dev_null_as_answers_is_an_empty_file(workspace: Workspace) -> None:
+    result = run_cli(["evaluate", "--metrics", "lexical", "--yes", "--answers", os.devnull])
+    assert result.exit_code == 2, result.output
+    assert "Error: null is empty. Add a header row with columns: Question Number, RAG Answer" in (
+        result.stderr
+    )
+
+
+def test_a_pipe_among_converts_json_files_is_skipped_not_waited_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "questions.csv").write_text("Question Number,Question\n1,Why?\n")
+    json_dir = tmp_path / "RAG_JSON_Files"
+    json_dir.mkdir()
+    (json_dir / "a.json").write_text('[{"question": "Why?", "answer": "Because."}]')
+    os.mkfifo(json_dir / "b.json")
+    (json_dir / "c.json").symlink_to("/dev/zero")
+    result = run_cli(["convert"])
+    assert result.exit_code == 1, result.output
+    assert "b.json is a named pipe (FIFO), not a file" in result.stderr
+    assert "c.json is a device, not a file" in result.stderr
+    assert (tmp_path / "rag_answers.csv").read_text().count("Because.") == 1

@@ -25,7 +25,7 @@ from rag_evaluator.core.fields import (
 from rag_evaluator.core.run_scores import RunScores, TableRow, build_run_scores
 from rag_evaluator.core.summary import SUMMARY_PREFIX
 from rag_evaluator.errors import InputError, MissingFileError
-from rag_evaluator.storage.input_files import read_input_bytes
+from rag_evaluator.storage.input_files import not_a_file, read_input_bytes
 from rag_evaluator.storage.tables import decode_bytes, shown_headers, sniff_delimiter
 
 logger = logging.getLogger(__name__)
@@ -63,9 +63,10 @@ def read_sheet(path: Path, *, what: str, fix: str) -> CsvSheet:
     what to pass instead.
     """
     path = Path(path)
-    if not path.is_file():
-        if path.exists():
-            raise InputError(f"{path} is a directory, not {what}. {fix}", path)
+    kind = not_a_file(path)
+    if kind is not None:
+        raise InputError(f"{path} is {kind}, not {what}. {fix}", path)
+    if not path.exists():
         raise MissingFileError(path)
     data = read_input_bytes(path)
     if data.startswith(_SPREADSHEET_SIGNATURES):
