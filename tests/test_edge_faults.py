@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 from evaluate_support import Workspace, prepare_workspace, run_cli, write_inputs
 from fakes.anthropic_server import FakeAnthropicServer
+from generate_support import copy_docs, generate_arguments
 
 from rag_evaluator import logs
+from rag_evaluator.storage.documents import read_documents
 
 FAST = ["--delay", "0", "--yes", "--seed", "1"]
 
@@ -188,3 +190,35 @@ def test_a_pipe_among_converts_json_files_is_skipped_not_waited_on(
     assert "b.json is a named pipe (FIFO), not a file" in result.stderr
     assert "c.json is a device, not a file" in result.stderr
     assert (tmp_path / "rag_answers.csv").read_text().count("Because.") == 1
+
+
+# --- generate --docs and symbolic links ------------------------------------------------------
+
+
+def test_generate_reads_no_file_through_a_link_out_of_the_docs_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_anthropic: FakeAnthropicServer
+) -> None:
+    prepare_workspace(tmp_path, monkeypatch)
+    docs = copy_docs(tmp_path / "docs")
+    outside = tmp_path / "private"
+    (outside / "keys").mkdir(parents=True)
+    secret = "The vault combination is 31-41-59 and must never leave this machine."
+    (outside / "secret.txt").write_text(secret * 20, encoding="utf-8")
+    (outside / "keys" / "more.md").write_text(secret * 20, encoding="utf-8")
+    (docs / "notes.txt").symlink_to(outside / "secret.txt")
+    (docs / "linked-folder").symlink_to(outside / "keys", target_is_directory=True)
+    inside = sorted(path for path in docs.rglob("*.md") if not path.is_symlink())[0]
+    (docs / "alias.md").symlink_to(inside)  # a link within the folder is read
+
+    result = run_cli([*generate_arguments(docs, count=6), "--yes"])
+
+    assert result.exit_code == 0, result.output
+    sent = " ".join(str(request.body) for request in fake_anthropic.requests)
+    assert "vault combination" not in sent
+    (warning,) = [line for line in result.stderr.splitlines() if "outside" in line]
+    assert warning.startswith("Warning: 2 link(s) in ")
+    assert warning.endswith(
+        "lead outside it and were passed over: linked-folder, notes.txt. Copy the files into "
+        "the folder to use them"
+    )
+    assert read_documents(docs).documents[0].name == "alias.md"
