@@ -5,8 +5,12 @@ documents folder and temporary files left by a killed run."""
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +19,7 @@ from fakes.anthropic_server import FakeAnthropicServer
 from generate_support import copy_docs, generate_arguments
 
 from rag_evaluator import logs
+from rag_evaluator.storage.atomic import write_text_atomic
 from rag_evaluator.storage.documents import read_documents
 
 FAST = ["--delay", "0", "--yes", "--seed", "1"]
@@ -222,3 +227,66 @@ def test_generate_reads_no_file_through_a_link_out_of_the_docs_folder(
         "the folder to use them"
     )
     assert read_documents(docs).documents[0].name == "alias.md"
+
+
+# --- temporary files left by a killed run ----------------------------------------------------
+
+_WRITER = """
+import sys, time
+from pathlib import Path
+from rag_evaluator.storage.atomic import open_atomic
+with open_atomic(Path(sys.argv[1])) as handle:
+    handle.write(b"Question Number,Question\\n" * 1000)
+    handle.flush()
+    print("writing", flush=True)
+    time.sleep(60)
+"""
+
+
+def _start_writer(target: Path) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(target)], stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None and process.stdout.readline() == "writing\n"
+    return process
+
+
+def _temporary_files(folder: Path) -> list[Path]:
+    return sorted(path for path in folder.iterdir() if path.name.endswith(".tmp"))
+
+
+def test_a_temporary_file_left_by_kill_9_is_removed_by_the_next_write_there(
+    workspace: Workspace,
+) -> None:
+    runs = workspace.directory / "Evaluation_Runs"
+    runs.mkdir()
+    killed = _start_writer(runs / "precision_scores_20260101_000000.csv")
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    live = _start_writer(runs / "precision_scores_20260101_000001.csv")
+    try:
+        left = _temporary_files(runs)
+        # Both temporary files are an hour old: only the lock tells the live one apart.
+        for path in left:
+            os.utime(path, (time.time() - 3600, time.time() - 3600))
+        (stale,) = [path for path in left if "000000" in path.name]
+        (writing,) = [path for path in left if "000001" in path.name]
+
+        result = run_cli(["evaluate", "--metrics", "lexical", "--yes"])
+
+        assert result.exit_code == 0, result.output
+        assert not stale.exists()
+        assert writing.exists()  # another run is still writing it
+    finally:
+        live.kill()
+        live.wait()
+    assert [path.name for path in _temporary_files(runs)] == [writing.name]
+
+
+def test_a_fresh_temporary_file_is_never_taken_for_a_stale_one(tmp_path: Path) -> None:
+    killed = _start_writer(tmp_path / "out.csv")
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    (left,) = _temporary_files(tmp_path)
+    write_text_atomic(tmp_path / "other.csv", "x")
+    assert left.exists()  # it might be a run's file between its creation and its lock
