@@ -14,6 +14,7 @@ from rag_evaluator.core.gates import describe_failures, parse_thresholds
 from rag_evaluator.core.group_summary import group_table
 from rag_evaluator.core.metrics.quality import DEFAULT_FALLBACK_PHRASES
 from rag_evaluator.core.models import DEFAULT_MODEL_ALIAS
+from rag_evaluator.core.money import format_usd
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.core.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
 from rag_evaluator.errors import QualityGateError, UsageError
@@ -139,7 +140,7 @@ class ConsoleInteraction(RunConsole):
                 for family in estimate.families:
                     console.info(f"  {family.describe()}")
             if plan.max_cost is not None:
-                console.info(f"Budget: stops before spending more than ${plan.max_cost:.2f}")
+                console.info(f"Budget: stops before spending more than {format_usd(plan.max_cost)}")
 
 
 def check_dataset_options(dataset: Path | None, **files: Path | None) -> None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rag_evaluator.core.metrics.registry import RATE_COLUMNS, TEXT_COLUMNS
+from rag_evaluator.core.money import format_usd
 from rag_evaluator.core.records import TokenUsage
 from rag_evaluator.core.statistics import (
     CONFIDENCE_LEVEL,
@@ -260,7 +261,7 @@ def spending_lines(
     if estimate is not None:
         lines.append(SummaryLine("Estimated Cost", estimate))
     if cost_usd is not None:
-        lines.append(SummaryLine("Cost", f"${cost_usd:.4f}"))
+        lines.append(SummaryLine("Cost", format_usd(cost_usd)))
     return lines
 
 
