@@ -24,7 +24,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from rag_evaluator.core.snippets import terminal_text
+from rag_evaluator.core.snippets import terminal_json, terminal_text
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -203,7 +203,9 @@ class RunProgress:
 
 
 def raw_output(text: str) -> None:
-    """Write ``text`` to stdout exactly as given (JSON for a script), with a final newline."""
+    """Write JSON ``text`` to stdout for a script, with a final newline: as given, but for
+    the characters a terminal would act on, written as JSON escapes (the same JSON)."""
+    text = terminal_json(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
 

@@ -15,6 +15,7 @@ from evaluate_support import SAMPLE, Workspace, prepare_workspace, run_cli, writ
 from fakes.anthropic_server import FakeAnthropicServer
 from hypothesis import given
 from hypothesis import strategies as st
+from report_support import Question, write_run
 
 from rag_evaluator import console
 from rag_evaluator.core.generation.review import ContextView, ReviewCard
@@ -131,3 +132,16 @@ def test_a_review_card_escapes_its_texts_and_keeps_its_highlights_in_place() -> 
     rendered = console._highlighted(text, ((start, start + 22),))
     (span,) = rendered.spans
     assert rendered.plain[span.start : span.end] == "the supported sentence"
+
+
+def test_compares_json_on_stdout_escapes_them_and_stays_the_same_json(tmp_path: Path) -> None:
+    metric = "score\x9b2J\u202e"
+    questions = [
+        Question(n, f"Q{n}?\x1b[2J", "A.", "A.", metrics={metric: n / 40}) for n in range(1, 21)
+    ]
+    baseline = write_run(tmp_path / "base.csv", questions)
+    result = run_cli(["compare", str(baseline), str(baseline), "--json", "-"])
+    assert result.exit_code == 0, result.output
+    assert _unsafe_in(result.stdout) == set()
+    compared = json.loads(result.stdout)["comparisons"][0]["metrics"]
+    assert metric in [entry["metric"] for entry in compared]

@@ -21,6 +21,16 @@ def terminal_text(text: str) -> str:
     return text.translate(_TERMINAL_ESCAPES)
 
 
+# In JSON text those characters can only stand inside strings, where \uXXXX means the same.
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in _TERMINAL_ESCAPES if chr(code) not in "\r"}
+
+
+def terminal_json(text: str) -> str:
+    """JSON ``text`` with every character a terminal would act on written as its JSON escape:
+    the same JSON for a script reading it, nothing active for a terminal showing it."""
+    return text.translate(_JSON_ESCAPES)
+
+
 def quote_snippet(text: str, limit: int = 60) -> str:
     """Quote ``text`` for a message: whitespace collapsed, cut to ``limit`` characters.
 
