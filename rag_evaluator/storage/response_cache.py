@@ -112,19 +112,20 @@ class ResponseCache:
             value = json.loads(row[0])
         except RecursionError:
             # Nesting deeper than the parser goes: no entry of ours has that.
-            self._report_damage(key, "nested too deeply to read")
+            self.report_damaged_entry(key, "nested too deeply to read")
             return None
         except (ValueError, TypeError):
-            self._report_damage(key, "not valid JSON")
+            self.report_damaged_entry(key, "not valid JSON")
             return None
         if not isinstance(value, dict):
-            self._report_damage(key, "not a JSON object")
+            self.report_damaged_entry(key, "not a JSON object")
             return None
         self.hits += 1
         return value
 
-    def _report_damage(self, key: str, reason: str) -> None:
-        """One warning for the run's first damaged entry; the others go to the log."""
+    def report_damaged_entry(self, key: str, reason: str) -> None:
+        """One warning for the run's first damaged entry; the others go to the log. Also for
+        a caller that finds a stored result it cannot read back."""
         if self._damage_reported:
             logger.info("Response cache entry %s is damaged (%s); ignored", key[:12], reason)
             return
