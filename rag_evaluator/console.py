@@ -1,4 +1,9 @@
-"""The only module that prints: messages, prompts and tables go to the terminal from here."""
+"""The only module that prints: messages, prompts and tables go to the terminal from here.
+
+Every text printed here may hold text from the user's files (file and column names, cells,
+checkpoint fields): each goes through ``_shown`` (markup) or ``_plain`` (rich ``Text``), which
+escape the characters a terminal would act on, so no file can send it a control sequence.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +24,11 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from rag_evaluator.core.snippets import terminal_json, terminal_text
+
 if TYPE_CHECKING:
+    from rich.text import Text
+
     from rag_evaluator.core.generation.review import ReviewCard
 
 # Messages, progress and prompts go to stderr so stdout stays clean for tables
@@ -28,9 +37,19 @@ stderr_console = Console(stderr=True, highlight=False, soft_wrap=True)
 stdout_console = Console(highlight=False, soft_wrap=True)
 
 
+def _plain(text: str) -> str:
+    """``text`` safe for a terminal, for a rich ``Text`` (which takes no markup)."""
+    return terminal_text(text)
+
+
+def _shown(text: str) -> str:
+    """``text`` safe for a terminal and as rich markup (its ``[`` cannot start a style)."""
+    return escape(terminal_text(text))
+
+
 def error(message: str) -> None:
     """Print a one-line user-facing error."""
-    stderr_console.print(f"[bold red]Error:[/] {escape(message)}")
+    stderr_console.print(f"[bold red]Error:[/] {_shown(message)}")
 
 
 def interrupted(message: str) -> None:
@@ -46,17 +65,17 @@ def interrupted(message: str) -> None:
 
 def warning(message: str) -> None:
     """Print a one-line warning."""
-    stderr_console.print(f"[yellow]Warning:[/] {escape(message)}")
+    stderr_console.print(f"[yellow]Warning:[/] {_shown(message)}")
 
 
 def info(message: str) -> None:
     """Print a plain status line."""
-    stderr_console.print(escape(message))
+    stderr_console.print(_shown(message))
 
 
 def progress(message: str) -> None:
     """Print a progress line such as ``Evaluating question 15/50...``."""
-    stderr_console.print(escape(message))
+    stderr_console.print(_shown(message))
 
 
 def confirm(question: str, *, assume_yes: bool, default: bool = True) -> bool:
@@ -67,10 +86,10 @@ def confirm(question: str, *, assume_yes: bool, default: bool = True) -> bool:
     """
     suffix = "[Y/n]" if default else "[y/N]"
     if assume_yes:
-        stderr_console.print(f"{escape(question)} {escape(suffix)} y (--yes)")
+        stderr_console.print(f"{_shown(question)} {_shown(suffix)} y (--yes)")
         return True
     while True:
-        stderr_console.print(f"{escape(question)} {escape(suffix)} ", end="")
+        stderr_console.print(f"{_shown(question)} {_shown(suffix)} ", end="")
         try:
             answer = input()
         except EOFError:
@@ -100,14 +119,14 @@ def table(
     On a narrow terminal the first column (names) keeps its width and long cells fold onto
     more lines: a figure is never cut short with an ellipsis.
     """
-    rendered = Table(title=title, title_justify="left")
+    rendered = Table(title=_shown(title), title_justify="left")
     for index, column in enumerate(columns):
         left = index == 0 or index in text_columns
         rendered.add_column(
-            column, justify="left" if left else "right", no_wrap=index == 0, overflow="fold"
+            _shown(column), justify="left" if left else "right", no_wrap=index == 0, overflow="fold"
         )
     for row in rows:
-        rendered.add_row(*(escape(str(cell)) for cell in row))
+        rendered.add_row(*(_shown(str(cell)) for cell in row))
     (stdout_console if to_stdout else stderr_console).print(rendered)
 
 
@@ -184,7 +203,9 @@ class RunProgress:
 
 
 def raw_output(text: str) -> None:
-    """Write ``text`` to stdout exactly as given (JSON for a script), with a final newline."""
+    """Write JSON ``text`` to stdout for a script, with a final newline: as given, but for
+    the characters a terminal would act on, written as JSON escapes (the same JSON)."""
+    text = terminal_json(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
 
@@ -203,7 +224,7 @@ def review_card(card: ReviewCard, *, edited: bool = False) -> None:
 
     kind = f" · {card.question_type}" if card.question_type else ""
     title = f"Question {card.question_number} · {card.position} of {card.total} to review{kind}"
-    stderr_console.print(Rule(escape(title), align="left"))
+    stderr_console.print(Rule(_shown(title), align="left"))
     if edited:
         stderr_console.print("[green](edited)[/]")
     for label, value in (
@@ -214,17 +235,15 @@ def review_card(card: ReviewCard, *, edited: bool = False) -> None:
     ):
         line = Text()
         line.append(f"{label}: ", style="bold")
-        line.append(value)
+        line.append(_plain(value))
         stderr_console.print(line)
     if not card.contexts:
         stderr_console.print(Text("No relevant context (an unanswerable question).", style="dim"))
     for context in card.contexts:
-        body = Text(context.text)
-        for start, end in context.highlights:
-            body.stylize(HIGHLIGHT_STYLE, start, end)
+        body = _highlighted(context.text, context.highlights)
         # soft_wrap off: a chunk folds inside its box instead of being cut at the border.
         stderr_console.print(
-            Panel(body, title=escape(context.label), title_align="left"), soft_wrap=False
+            Panel(body, title=_shown(context.label), title_align="left"), soft_wrap=False
         )
     if card.supporting_sentences and not any(context.highlights for context in card.contexts):
         stderr_console.print(
@@ -232,18 +251,37 @@ def review_card(card: ReviewCard, *, edited: bool = False) -> None:
         )
 
 
+def _highlighted(text: str, highlights: Sequence[tuple[int, int]]) -> Text:
+    """``text`` made safe for a terminal with the spans ``highlights`` (offsets into
+    ``text``) highlighted: each piece is escaped on its own, so escaping a control
+    character cannot shift a highlight."""
+    from rich.text import Text
+
+    body = Text()
+    position = 0
+    for start, end in sorted(highlights):
+        start = max(start, position)
+        if end <= start:
+            continue
+        body.append(_plain(text[position:start]))
+        body.append(_plain(text[start:end]), style=HIGHLIGHT_STYLE)
+        position = end
+    body.append(_plain(text[position:]))
+    return body
+
+
 def read_key(prompt: str, keys: str) -> str:
     """Wait for one of ``keys`` (a single key press on a terminal); end of input is ``q``."""
     import click
 
-    stderr_console.print(escape(prompt), end=" ")
+    stderr_console.print(_shown(prompt), end=" ")
     while True:
         try:
             key = click.getchar(echo=False).lower()
         except EOFError:
             key = "q"
         if key in keys:
-            stderr_console.print(escape(key))
+            stderr_console.print(_shown(key))
             return key
 
 

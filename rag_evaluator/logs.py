@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import logging
 import os
+import sys
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
@@ -48,16 +51,48 @@ class ConsoleWarningHandler(logging.Handler):
             console.warning(message)
 
 
+class DebugLogHandler(RotatingFileHandler):
+    """``rag_eval.log``. Once a write fails (a full disk, a device gone), the terminal is told
+    in one warning and the log stops: the run goes on, without logging's traceback for every
+    record that follows."""
+
+    _failed = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self._failed:
+            super().emit(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        error = sys.exc_info()[1]
+        if not isinstance(error, OSError):
+            super().handleError(record)  # a bug in a log call: logging's own report
+            return
+        self._failed = True
+        console.warning(
+            f"Cannot write the debug log {self.baseFilename} "
+            f"({error.strerror or type(error).__name__}); the run goes on without it. Free "
+            "some disk space to get rag_eval.log"
+        )
+        stream, self.stream = self.stream, None  # type: ignore[assignment]
+        # Closing flushes what the device refused once more; the file is closed regardless.
+        with contextlib.suppress(OSError):
+            stream.close()
+
+
 def configure_logging(log_path: Path | None = None, max_bytes: int = LOG_MAX_BYTES) -> Path:
     """Send everything to ``rag_eval.log`` (overwritten) and warnings to the terminal."""
     log_path = log_path or Path.cwd() / LOG_FILE_NAME
     redactor = SecretRedactingFilter()
     file_handler: logging.Handler
     try:
-        # Overwritten each run: the old log and its rolled-over part go first.
+        # Overwritten each run: the old log and its rolled-over part go first. Only files and
+        # links are removed: a device or pipe in their place is no log of ours.
         for old in (log_path, log_path.with_name(log_path.name + ".1")):
-            old.unlink(missing_ok=True)
-        file_handler = RotatingFileHandler(
+            if old.is_symlink() or old.is_file():
+                old.unlink(missing_ok=True)
+        if log_path.is_fifo() or log_path.is_socket() or log_path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "not a file", str(log_path))
+        file_handler = DebugLogHandler(
             log_path, maxBytes=max_bytes, backupCount=1, encoding="utf-8"
         )
     except OSError as exc:

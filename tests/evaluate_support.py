@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import os
 import re
 import subprocess
@@ -132,10 +133,12 @@ def results_files(directory: Path) -> list[Path]:
 
 
 def read_results(path: Path) -> ResultsFile:
-    table = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
-    summary_lines = [row[0] for row in table if row and row[0].startswith("#SUMMARY: ")]
-    body = [row for row in table if not (row and row[0].startswith("#SUMMARY: "))]
-    assert table[: len(summary_lines)] == [[line] for line in summary_lines]
+    text = path.read_text(encoding="utf-8")
+    # The summary lines are plain text lines on top (never CSV-quoted), then the CSV table.
+    top = list(itertools.takewhile(lambda line: line.startswith("#"), text.split("\n")))
+    summary_lines = [line for line in top if line.startswith("#SUMMARY: ")]
+    table_text = text[sum(len(line) + 1 for line in top) :]
+    body = [row for row in csv.reader(io.StringIO(table_text, newline="")) if row]
     summary = {}
     intervals = {}
     for line in summary_lines:

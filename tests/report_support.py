@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -120,13 +121,15 @@ def write_run(
 def add_columns(path: Path, columns: Mapping[str, Mapping[int, str]]) -> None:
     """Append columns (header -> question number -> cell) to a results file's table."""
     text = path.read_text(encoding="utf-8")
-    table = list(csv.reader(io.StringIO(text, newline="")))
-    summary = [row for row in table if row and row[0].startswith("#SUMMARY")]
-    header, *rows = [row for row in table if row and not row[0].startswith("#SUMMARY")]
+    # The summary lines on top are plain text lines, kept as they are; then the CSV table.
+    summary = list(itertools.takewhile(lambda line: line.startswith("#"), text.split("\n")))
+    table_text = text[sum(len(line) + 1 for line in summary) :]
+    header, *rows = [row for row in csv.reader(io.StringIO(table_text, newline="")) if row]
     header = header + list(columns)
     rows = [row + [columns[name].get(int(row[0]), "") for name in columns] for row in rows]
     out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows([*summary, header, *rows])
+    out.writelines(line + "\n" for line in summary)
+    csv.writer(out, lineterminator="\n").writerows([header, *rows])
     path.write_text(out.getvalue(), encoding="utf-8")
 
 

@@ -20,6 +20,7 @@ from evaluate_support import (
 from fakes.anthropic_server import FakeAnthropicServer, Fault, verdict
 
 from rag_evaluator.core.metrics.registry import RATE_COLUMNS
+from rag_evaluator.core.money import format_usd
 from rag_evaluator.core.selection import shuffled_order
 from rag_evaluator.pipeline.metrics import metric_columns
 
@@ -87,7 +88,7 @@ def test_a_full_run_with_haiku(workspace: Workspace, fake_anthropic: FakeAnthrop
     assert results.summary["Tokens Out"] == str(tokens_out)
     # Haiku: $0.10 in, $0.50 out per million tokens.
     cost = (tokens_in * 0.10 + tokens_out * 0.50) / 1_000_000
-    assert results.summary["Cost"] == f"${cost:.4f}"
+    assert results.summary["Cost"] == format_usd(cost)
     estimate = re.search(
         r"Estimated cost: \$(\d+\.\d{4}) to \$(\d+\.\d{4}) \(5 to 20 calls\)", result.stderr
     )

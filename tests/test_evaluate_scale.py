@@ -257,7 +257,7 @@ def test_a_second_identical_run_makes_no_judge_call(
     second_results = read_results(runs[-1])
     assert second_results.summary["Cached Questions"] == "20"
     assert second_results.summary["Judge Calls"] == "0"
-    assert second_results.summary["Cost"] == "$0.0000"
+    assert second_results.summary["Cost"] == "$0.00"
     scores = ("Precision", "Recall", "Accuracy", "Reasoning", "Consensus", "Votes")
     for old, new in zip(first_results.rows, second_results.rows, strict=True):
         assert [old[column] for column in scores] == [new[column] for column in scores]

@@ -93,7 +93,7 @@ def test_fractions_count_scored_questions_only() -> None:
         "#SUMMARY: Tokens In: 1200",
         "#SUMMARY: Tokens Out: 300",
         "#SUMMARY: Estimated Cost: $0.0002 to $0.0009",
-        "#SUMMARY: Cost: $0.0003",
+        "#SUMMARY: Cost: $0.00027",
         # Issue 22: the file states each metric column's kind for its readers.
         "#SUMMARY: Metric Kinds: Precision=binary; Recall=binary; Accuracy=binary",
     ]
@@ -245,7 +245,7 @@ def test_json_results_hold_the_summary_and_rows_with_numbers_as_numbers(tmp_path
         "ci_high": pytest.approx(0.9385080553),
     }
     assert data["summary"]["Total Questions"] == 4
-    assert data["summary"]["Cost"] == pytest.approx(0.0003)
+    assert data["summary"]["Cost"] == pytest.approx(0.00027)
     assert data["summary"]["rouge1"]["mean"] == pytest.approx(0.5)
     by_number = {row["Question Number"]: row for row in data["rows"]}
     assert by_number[3]["Precision"] == 1 and by_number[3]["Recall"] == 0

@@ -9,12 +9,13 @@ import typer
 
 from rag_evaluator import console
 from rag_evaluator.commands.run_console import RunConsole
-from rag_evaluator.core.cost import ESTIMATE_ASSUMES, dollar_range, usd
+from rag_evaluator.core.cost import ESTIMATE_ASSUMES, dollar_range
 from rag_evaluator.core.gates import describe_failures, parse_thresholds
 from rag_evaluator.core.group_summary import group_table
 from rag_evaluator.core.metric_kinds import METRIC_KINDS
 from rag_evaluator.core.metrics.quality import DEFAULT_FALLBACK_PHRASES
 from rag_evaluator.core.models import DEFAULT_MODEL_ALIAS
+from rag_evaluator.core.money import format_usd
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.core.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
 from rag_evaluator.errors import BudgetExhaustedError, QualityGateError, UsageError
@@ -143,7 +144,7 @@ class ConsoleInteraction(RunConsole):
                     console.info(f"  {family.describe()}")
             console.info(f"  {ESTIMATE_ASSUMES}")
             if plan.max_cost is not None:
-                console.info(f"Budget: stops before spending more than {usd(plan.max_cost)}")
+                console.info(f"Budget: stops before spending more than {format_usd(plan.max_cost)}")
 
 
 def check_dataset_options(dataset: Path | None, **files: Path | None) -> None:
@@ -414,11 +415,20 @@ def evaluate_command(
             "or mean is below its minimum, e.g. precision=0.8,rouge1=0.5.",
         ),
     ] = None,
+    fail_over: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-over",
+            help="CI gate for lower-is-better metrics (dont_know, hallucination): exit with "
+            "code 3 (after writing the results) when a rate or mean is above its maximum, "
+            "e.g. dont_know=0.1.",
+        ),
+    ] = None,
 ) -> None:
     working_directory = Path.cwd()
     settings = load_settings(working_directory)
     configure_logging()
-    thresholds = parse_thresholds(fail_under)
+    thresholds = parse_thresholds(fail_under) + parse_thresholds(fail_over, upper=True)
     check_dataset_options(dataset, questions=questions, ground_truth=ground_truth, answers=answers)
     request = EvaluateRequest(
         questions_path=questions or Path("questions.csv"),

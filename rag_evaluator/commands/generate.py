@@ -13,6 +13,7 @@ from rag_evaluator.core.cost import dollar_range
 from rag_evaluator.core.generation.documents import DEFAULT_CHUNK_CHARACTERS
 from rag_evaluator.core.generation.sampling import DEFAULT_TYPES, QUESTION_TYPES
 from rag_evaluator.core.models import DEFAULT_MODEL_ALIAS
+from rag_evaluator.core.money import format_usd
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.judge.limits import DELAY_HELP
 from rag_evaluator.logs import configure_logging
@@ -105,7 +106,7 @@ class GenerateConsoleInteraction(RunConsole):
                 f"({estimate.expected_calls_low} to {estimate.expected_calls_high} calls{extra})"
             )
             if plan.max_cost is not None:
-                console.info(f"Budget: stops before spending more than ${plan.max_cost:.2f}")
+                console.info(f"Budget: stops before spending more than {format_usd(plan.max_cost)}")
 
 
 def generate_command(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rag_evaluator import console
+from rag_evaluator.core.money import format_usd
 from rag_evaluator.errors import UsageError
 from rag_evaluator.pipeline.judging import ProgressUpdate
 
@@ -41,7 +42,7 @@ class RunConsole:
         )
 
     def progress_details(self, update: ProgressUpdate) -> str:
-        return f"calls {update.calls} · ${update.cost_usd:.4f}"
+        return f"calls {update.calls} · {format_usd(update.cost_usd)}"
 
     def work_progress(self, label: str, done: int, total: int) -> None:
         self.progress.work(label, done, total)

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from rag_evaluator.core.fields import column_key
+from rag_evaluator.core.metrics.registry import LOWER_IS_BETTER as OFFLINE_LOWER_IS_BETTER
 from rag_evaluator.core.pairing import QuestionPairing, pair_questions
 from rag_evaluator.core.run_scores import MetricKind, RunScores
 from rag_evaluator.core.selection import format_numbers
@@ -30,10 +31,10 @@ from rag_evaluator.core.statistics import (
 )
 from rag_evaluator.errors import InputError, UsageError
 
-# Metrics where a lower value is the better one (SPEC: "hallucination ... lower is better";
-# dont_know is 1 when the answer gives up). Every other metric, columns added later
-# included, counts higher as better.
-LOWER_IS_BETTER = frozenset({"hallucination", "dont_know"})
+# Metrics where a lower value is the better one, as their definitions declare them (the
+# model-judged families declare none). Every other metric, columns added later included,
+# counts higher as better.
+LOWER_IS_BETTER = OFFLINE_LOWER_IS_BETTER
 
 NOT_SIGNIFICANT = "n.s."
 MCNEMAR = "McNemar exact"

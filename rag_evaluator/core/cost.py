@@ -30,6 +30,10 @@ from rag_evaluator.core.models import (
     CACHE_WRITE_MULTIPLIER,
     ModelInfo,
 )
+
+# Money's one format, here too for the callers that price calls.
+from rag_evaluator.core.money import dollar_range as dollar_range
+from rag_evaluator.core.money import format_usd as format_usd
 from rag_evaluator.core.records import TokenUsage
 from rag_evaluator.core.requests import CHARS_PER_TOKEN_LOW, ModelRequest
 from rag_evaluator.core.tasks.base import CallEstimate
@@ -239,27 +243,3 @@ def reserved_call_usd(request: ModelRequest, model: ModelInfo, *, batch: bool = 
 def actual_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> float:
     """Dollars for a run's summed usage (see ``call_cost``)."""
     return call_cost(usage, model, batch=batch)
-
-
-def usd(amount: float) -> str:
-    """A dollar amount with the digits it needs: ``$12.50``, ``$0.0080``, ``$0.000012``.
-
-    Cents for amounts of a dollar or more; below that four decimals, and more for fractions
-    of a hundredth of a cent, so that no amount shows as another (``$0.008`` is not
-    ``$0.01``) and a non-zero amount never shows as ``$0.0000``.
-    """
-    if amount >= 1 or amount == 0:
-        return f"${amount:.2f}"
-    decimals = 4
-    while decimals < 8 and round(amount, decimals) == 0:
-        decimals += 1
-    return f"${amount:.{decimals}f}"
-
-
-def dollar_range(low: float, high: float) -> str:
-    """``$0.0803 to $0.2900``: cents for real money, more digits for fractions of a cent.
-
-    Both ends get the same number of decimals so the range reads as one figure.
-    """
-    decimals = 2 if low >= 0.1 else 4
-    return f"${low:.{decimals}f} to ${high:.{decimals}f}"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rag_evaluator.core.fields import column_key
-from rag_evaluator.core.summary import RowTally, SummaryLine
+from rag_evaluator.core.summary import RowTally, SummaryLine, one_line
 from rag_evaluator.errors import UsageError
 
 if TYPE_CHECKING:
@@ -37,9 +37,10 @@ class GroupSummary:
     lines: list[SummaryLine]
 
     def texts(self) -> list[str]:
-        """The results-file rows: ``#SUMMARY[Category=billing]: Precision: 8/9 (89%)``."""
+        """The results-file rows, one line each: ``#SUMMARY[Category=billing]: Precision: 8/9
+        (89%)``."""
         return [
-            f"#SUMMARY[{self.column}={self.value}]: {line.label}: {line.value}"
+            one_line(f"#SUMMARY[{self.column}={self.value}]: {line.label}: {line.value}")
             for line in self.lines
         ]
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag_evaluator.core.metric_kinds import METRIC_KINDS, MetricScale, declaration_text
 from rag_evaluator.core.metrics.registry import METRIC_SCALES, RATE_COLUMNS, TEXT_COLUMNS
+from rag_evaluator.core.money import format_usd
 from rag_evaluator.core.records import TokenUsage
 from rag_evaluator.core.statistics import (
     CONFIDENCE_LEVEL,
@@ -27,6 +28,14 @@ SUMMARY_PREFIX = "#SUMMARY: "
 # or the dataset), so that readers never take them for metrics: names joined by "; ".
 METADATA_COLUMNS = "Metadata Columns"
 METADATA_SEPARATOR = "; "
+# Every character str.splitlines() breaks a line at: none may reach a summary line, which
+# readers take as one line (a value from the user's files, a group value, may hold any).
+_LINE_BREAKS = str.maketrans(dict.fromkeys("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029", " "))
+
+
+def one_line(text: str) -> str:
+    """``text`` with every line break turned into a space: a summary line stays one line."""
+    return text.translate(_LINE_BREAKS)
 
 
 # The numbers of a rate or mean line, as the tally computed them (never read back from the
@@ -44,8 +53,8 @@ class SummaryLine:
     numbers: SummaryNumbers | None = field(default=None, compare=False)
 
     def text(self) -> str:
-        """The results-file form: ``#SUMMARY: Precision: 43/50 (86%)``."""
-        return f"{SUMMARY_PREFIX}{self.label}: {self.value}"
+        """The results-file form, one line: ``#SUMMARY: Precision: 43/50 (86%)``."""
+        return one_line(f"{SUMMARY_PREFIX}{self.label}: {self.value}")
 
 
 @dataclass(frozen=True)
@@ -312,7 +321,7 @@ def spending_lines(
     if estimate is not None:
         lines.append(SummaryLine("Estimated Cost", estimate))
     if cost_usd is not None:
-        lines.append(SummaryLine("Cost", f"${cost_usd:.4f}"))
+        lines.append(SummaryLine("Cost", format_usd(cost_usd)))
     return lines
 
 

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rag_evaluator.core.cost import usd
+from rag_evaluator.core.money import format_usd
 from rag_evaluator.errors import BudgetExhaustedError, RunStoppedError
 
 logger = logging.getLogger(__name__)
@@ -155,11 +155,12 @@ class SpendingCap:
             return self._exhausted()
 
     def _exhausted(self) -> BudgetExhaustedError:
+        budget = format_usd(self.budget_usd or 0.0)
+        spent = format_usd(self._spend.spent)
         return BudgetExhaustedError(
             f"Stopped before the next call: it would take the spending past the --max-cost "
-            f"budget of {usd(self.budget_usd or 0.0)} ({usd(self._spend.spent)} spent by this "
-            "run so far, resumed sessions included): run the same command again with a "
-            "higher --max-cost to go on"
+            f"budget of {budget} ({spent} spent by this run so far, resumed sessions "
+            "included): run the same command again with a higher --max-cost to go on"
         )
 
     def settle(self, reserved_usd: float, actual_usd: float) -> None:

@@ -22,6 +22,7 @@ from rag_evaluator.core.gates import (
     ThresholdFailure,
     computed_metrics,
     failed_thresholds,
+    lower_is_better_metrics,
     resolve_thresholds,
 )
 from rag_evaluator.core.group_summary import GroupSummary, GroupTally, resolve_group_column
@@ -142,6 +143,7 @@ class EvaluateRequest:
     use_cache: bool = True
     exact_estimate: bool = False
     max_cost: float | None = None
+    # The --fail-under minimums and --fail-over maximums (``Threshold.upper``).
     fail_under: tuple[Threshold, ...] = ()
     # The LLM families' options (--rubric, --answer-relevance; issue 10).
     llm_options: LlmFamilyOptions = field(default_factory=LlmFamilyOptions)
@@ -353,12 +355,12 @@ def run_evaluation(
     # A threshold on a metric this run will not compute is a usage error, found before any
     # question is scored or paid for.
     setup = _judge_setup(request, settings, families, llm)
+    judged = _judged_families(request, setup) if setup else ()
+    offline = offline_metric_columns(families.offline)
     resolve_thresholds(
         request.fail_under,
-        computed_metrics(
-            _judged_families(request, setup) if setup else (),
-            offline_metric_columns(families.offline),
-        ),
+        computed_metrics(judged, offline),
+        lower_is_better_metrics(judged, offline),
     )
     base_plan = RunPlan(
         files=files,

@@ -1,13 +1,29 @@
-"""Atomic file replacement: a reader sees the old file or the whole new one, never a torn one."""
+"""Atomic file replacement: a reader sees the old file or the whole new one, never a torn one.
+
+The temporary file (``.<name>.<random>.rag-eval.tmp`` beside the target) is locked
+(``flock``) while it is written. A run killed with ``kill -9`` leaves it behind, unlocked: the
+next atomic write in that folder removes such leftovers, never one still locked (another run
+writing it) nor one younger than ``STALE_AFTER_SECONDS`` (a file between its creation and its
+lock).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; a file being written cannot be removed there anyway
+    fcntl = None  # type: ignore[assignment]
+
+TEMPORARY_SUFFIX = ".rag-eval.tmp"
+STALE_AFTER_SECONDS = 60.0
 
 
 def write_text_atomic(
@@ -47,7 +63,13 @@ def open_atomic(
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    remove_stale_temporary_files(path.parent)
+    handle, temp_name = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX, dir=path.parent
+    )
+    # A second descriptor holds the lock until the file is published: closing the written
+    # one must not leave the temporary file unlocked under its name for a moment.
+    lock = _lock(handle)
     try:
         os.chmod(temp_name, _default_file_mode() if mode is None else mode)
         with os.fdopen(handle, "wb") as temp_file:
@@ -63,7 +85,58 @@ def open_atomic(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp_name)
         raise
+    finally:
+        if lock is not None:
+            os.close(lock)
     _fsync_directory(path.parent)
+
+
+def _lock(handle: int) -> int | None:
+    """Lock the open temporary file (released when the process ends, even by ``kill -9``);
+    the descriptor that holds the lock, ``None`` where there is no ``flock``."""
+    if fcntl is None:
+        return None
+    lock = os.dup(handle)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    except OSError:
+        # A file system without locks: the file is written unlocked, and no sweep can lock
+        # it to take it for a dead one either.
+        os.close(lock)
+        return None
+    return lock
+
+
+def remove_stale_temporary_files(folder: Path) -> None:
+    """Remove the temporary files of atomic writes that died in ``folder`` (see the module
+    docstring); best effort: a file that cannot be examined or removed is left."""
+    if fcntl is None:
+        return
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith(".") and entry.name.endswith(TEMPORARY_SUFFIX):
+            _remove_if_stale(Path(entry.path))
+
+
+def _remove_if_stale(path: Path) -> None:
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return  # gone already, or a link: not a file of ours
+    try:
+        if time.time() - os.fstat(handle).st_mtime < STALE_AFTER_SECONDS:
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # Locked by us now: its writer is dead. Still the same file under that name?
+        if os.path.samestat(os.fstat(handle), os.stat(path, follow_symlinks=False)):
+            os.unlink(path)
+    except OSError:
+        return  # locked by a live writer, or already replaced
+    finally:
+        os.close(handle)
 
 
 def _default_file_mode() -> int:

@@ -25,7 +25,7 @@ from rag_evaluator.core.rag_json_shapes import (
     json_type,
 )
 from rag_evaluator.errors import InputError, MissingFileError
-from rag_evaluator.storage.input_files import read_input_bytes
+from rag_evaluator.storage.input_files import not_a_file, read_input_bytes
 from rag_evaluator.storage.rag_json import (
     JSON_LINES_SUFFIXES,
     JSON_SUFFIXES,
@@ -153,9 +153,10 @@ def _looks_like_json(text: str) -> bool:
 def read_dataset(path: Path, *, require_answers: bool = True) -> DatasetTable:
     """Read a dataset file into canonical rows; every problem is an ``InputError``."""
     path = Path(path)
-    if not path.is_file():
-        if path.exists():
-            raise InputError(f"{path} is a directory, not a dataset file. Pass a file", path)
+    kind = not_a_file(path)
+    if kind is not None:
+        raise InputError(f"{path} is {kind}, not a dataset file. Pass a file", path)
+    if not path.exists():
         raise MissingFileError(path)
     suffix = path.suffix.lower()
     try:

@@ -1,7 +1,8 @@
 """Reading the documents a golden set is generated from: ``.txt``, ``.md`` and ``.pdf``.
 
 The folder is read recursively, in path order; hidden files and folders (a name starting with
-``.``) are passed over, and so are files of other types (named in one warning). Text files are
+``.``) are passed over, and so are files of other types (named in one warning) and symbolic
+links leading out of the folder (named in another). Text files are
 decoded like every input (``storage/input_files.py``: UTF-8, a BOM honoured, else Windows-1252,
 else latin-1, with a warning). A PDF's text is what pypdf extracts from each page, the pages
 joined by a blank line (so a page break is a paragraph break): character offsets into a PDF
@@ -43,6 +44,40 @@ def _relative_name(path: Path, folder: Path) -> str:
 
 def _hidden(path: Path, folder: Path) -> bool:
     return any(part.startswith(".") for part in path.relative_to(folder).parts)
+
+
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(names[:5])
+    return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def _document_files(folder: Path) -> list[Path]:
+    """The files under ``folder`` in path order, hidden ones left out.
+
+    A symbolic link is followed only when its target lies inside the folder: a link out of
+    it (to a private file, a home folder) would send what it points to to the model. Such
+    links are named in one warning. Links to folders inside are not descended (``rglob``),
+    so no file is read twice through them.
+    """
+    root = folder.resolve()
+    files: list[Path] = []
+    outside: list[str] = []
+    for path in sorted(folder.rglob("*")):
+        if _hidden(path, folder):
+            continue
+        if path.is_symlink() and not path.resolve().is_relative_to(root):
+            outside.append(_relative_name(path, folder))
+        elif path.is_file():
+            files.append(path)
+    if outside:
+        logger.warning(
+            "%d link(s) in %s lead outside it and were passed over: %s. Copy the files into "
+            "the folder to use them",
+            len(outside),
+            folder,
+            _listed(outside),
+        )
+    return files
 
 
 def pdf_text(data: bytes, path: Path) -> str:
@@ -90,9 +125,7 @@ def read_documents(folder: Path) -> DocumentSet:
     files: list[tuple[str, bytes]] = []
     skipped: list[str] = []
     other_types: list[str] = []
-    for path in sorted(folder.rglob("*")):
-        if not path.is_file() or _hidden(path, folder):
-            continue
+    for path in _document_files(folder):
         name = _relative_name(path, folder)
         suffix = path.suffix.lower()
         if suffix not in TEXT_SUFFIXES and suffix != PDF_SUFFIX:
@@ -126,14 +159,11 @@ def read_documents(folder: Path) -> DocumentSet:
                 continue
         documents.append(DocumentText(name, text))
     if other_types:
-        shown = ", ".join(other_types[:5]) + (
-            f" and {len(other_types) - 5} more" if len(other_types) > 5 else ""
-        )
         logger.warning(
             "%d file(s) in %s are not .txt, .md or .pdf and were passed over: %s",
             len(other_types),
             folder,
-            shown,
+            _listed(other_types),
         )
     if not documents:
         raise InputError(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rag_evaluator.core.generation.review import RawTable
 from rag_evaluator.errors import InputError, MissingFileError, UsageError
-from rag_evaluator.storage.input_files import read_input_bytes
+from rag_evaluator.storage.input_files import not_a_file, read_input_bytes
 from rag_evaluator.storage.tables import (
     decode_bytes,
     physical_lines,
@@ -91,9 +91,10 @@ def write_golden_set(
 
 def read_table(path: Path) -> RawTable:
     """A CSV file as its header and rows of text (blank lines dropped)."""
-    if not path.is_file():
-        if path.exists():
-            raise InputError(f"{path} is a directory, not a CSV file. Pass a file path", path)
+    kind = not_a_file(path)
+    if kind is not None:
+        raise InputError(f"{path} is {kind}, not a CSV file. Pass a file path", path)
+    if not path.exists():
         raise MissingFileError(path)
     text, _encoding, warnings = decode_bytes(read_input_bytes(path), path)
     for message in warnings:

@@ -3,13 +3,48 @@
 from __future__ import annotations
 
 import codecs
+import os
+import stat
 from pathlib import Path
 
 from rag_evaluator.errors import InputError
 
 
+def not_a_file(path: Path) -> str | None:
+    """What ``path`` is when it exists but holds no file to read (``a directory``, ``a named
+    pipe (FIFO)``, ``a device``, ``a socket``), followed through links; ``None`` for a file,
+    for ``/dev/null`` (read as an empty file) and for a path that does not exist.
+
+    A pipe could block for ever and ``/dev/zero`` never ends: neither is ever read."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) and _is_dev_null(path):
+        return None
+    return "a device"
+
+
+def _is_dev_null(path: Path) -> bool:
+    try:
+        return os.path.samefile(path, os.devnull)
+    except OSError:
+        return False
+
+
 def read_input_bytes(path: Path) -> bytes:
     """The bytes of ``path``, or an ``InputError`` saying why they cannot be read."""
+    kind = not_a_file(path)
+    if kind is not None:
+        raise InputError(f"{path} is {kind}, not a file. Pass a regular file", path)
     try:
         return path.read_bytes()
     except OSError as exc:

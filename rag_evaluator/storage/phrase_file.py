@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rag_evaluator.core.metrics.quality import parse_phrase_list
 from rag_evaluator.errors import InputError
-from rag_evaluator.storage.input_files import decode_text, read_input_bytes
+from rag_evaluator.storage.input_files import decode_text, not_a_file, read_input_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -22,9 +22,10 @@ def load_phrase_option(raw: str) -> tuple[str, ...]:
     if not text.startswith(FILE_PREFIX):
         return parse_phrase_list(text)
     path = Path(text.removeprefix(FILE_PREFIX).strip()).expanduser()
-    if path.is_dir():
+    kind = not_a_file(path)
+    if kind is not None:
         raise InputError(
-            f"--fallback-phrases {text}: {path} is a folder. Give a text file with one phrase "
+            f"--fallback-phrases {text}: {path} is {kind}. Give a text file with one phrase "
             "per line",
             path,
         )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rag_evaluator.core.prompts import DEFAULT_SYSTEM_PROMPT
 from rag_evaluator.errors import InputError
-from rag_evaluator.storage.input_files import decode_text
+from rag_evaluator.storage.input_files import decode_text, not_a_file
 
 logger = logging.getLogger(__name__)
 
@@ -26,10 +26,11 @@ class SystemPrompt:
 
 
 def _read_prompt(path: Path, fix: str) -> SystemPrompt:
+    kind = not_a_file(path)
+    if kind is not None:
+        raise InputError(f"{path} is {kind}, not a prompt file. {fix}", path)
     try:
         data = path.read_bytes()
-    except IsADirectoryError as exc:
-        raise InputError(f"{path} is a directory, not a prompt file. {fix}", path) from exc
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise InputError(f"Cannot read prompt file {path} ({reason}). {fix}", path) from exc

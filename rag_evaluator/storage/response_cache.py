@@ -6,7 +6,9 @@ family and its version and settings (prompts, hedge phrases, options), and the t
 reads. Only scored results are stored; a hedged judge question is stored with its votes, so a
 cached question keeps its majority. Safe under concurrent runs (SQLite's locking, WAL journal,
 a busy timeout); a damaged or unusable cache file is reported once and ignored for the run,
-never fatal.
+never fatal, and so are damaged entries (one warning for the run, each such question asked
+again). The cache holds the user's texts: its files are private (0600), its folder created
+0700.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import sqlite3
+import stat
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -28,6 +32,10 @@ logger = logging.getLogger(__name__)
 CACHE_FILE_NAME = "responses.sqlite3"
 _APP_NAME = "rag-eval"
 _BUSY_TIMEOUT_MS = 10_000
+_FILE_MODE = 0o600
+_FOLDER_MODE = 0o700
+# SQLite's files beside the database (created with the database file's mode).
+_SIDE_FILE_SUFFIXES = ("-wal", "-shm", "-journal")
 
 
 def default_cache_directory() -> Path:
@@ -47,6 +55,7 @@ class ResponseCache:
         self.path = path
         self._connection: sqlite3.Connection | None = None
         self.hits = 0
+        self._damage_reported = False
         if path is not None:
             self._open(path)
 
@@ -56,7 +65,8 @@ class ResponseCache:
 
     def _open(self, path: Path) -> None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True, mode=_FOLDER_MODE)
+            _make_private(path)
             connection = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000)
             connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             connection.execute("PRAGMA journal_mode = WAL")
@@ -100,13 +110,32 @@ class ResponseCache:
             return None
         try:
             value = json.loads(row[0])
-        except ValueError:
-            logger.info("Response cache entry %s is not valid JSON; ignored", key[:12])
+        except RecursionError:
+            # Nesting deeper than the parser goes: no entry of ours has that.
+            self.report_damaged_entry(key, "nested too deeply to read")
+            return None
+        except (ValueError, TypeError):
+            self.report_damaged_entry(key, "not valid JSON")
             return None
         if not isinstance(value, dict):
+            self.report_damaged_entry(key, "not a JSON object")
             return None
         self.hits += 1
         return value
+
+    def report_damaged_entry(self, key: str, reason: str) -> None:
+        """One warning for the run's first damaged entry; the others go to the log. Also for
+        a caller that finds a stored result it cannot read back."""
+        if self._damage_reported:
+            logger.info("Response cache entry %s is damaged (%s); ignored", key[:12], reason)
+            return
+        self._damage_reported = True
+        logger.warning(
+            "The response cache %s has a damaged entry (%s); such entries are ignored and "
+            "their questions asked again. Delete that file to start a fresh cache",
+            self.path,
+            reason,
+        )
 
     def put(self, key: str, family: str, value: Mapping[str, Any]) -> None:
         """Store a result (an existing entry for the same key is replaced)."""
@@ -125,3 +154,14 @@ class ResponseCache:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+def _make_private(path: Path) -> None:
+    """Create the database file 0600 before SQLite opens it (SQLite gives its side files the
+    same mode), and take an older cache's wider mode away."""
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, _FILE_MODE))
+    for file in (path, *(path.with_name(path.name + suffix) for suffix in _SIDE_FILE_SUFFIXES)):
+        # Another user's file (a shared cache folder) keeps its mode: not ours to change.
+        with contextlib.suppress(FileNotFoundError, PermissionError):
+            if stat.S_IMODE(file.stat().st_mode) != _FILE_MODE:
+                file.chmod(_FILE_MODE)

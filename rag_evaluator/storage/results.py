@@ -285,12 +285,14 @@ def _csv_text(
     metadata_columns: Sequence[str],
     groups: Sequence[GroupSummary],
 ) -> Iterator[str]:
+    # Summary lines are plain text lines, never CSV-quoted: a value with a comma or a quote
+    # would otherwise start its line with '"', and readers skipping '#' lines would stop there.
     for line in summary:
-        yield csv_line([line.text()])
+        yield line.text() + "\n"
     # The groups' rows follow the overall summary: "#SUMMARY[Category=billing]: ...".
     for group in groups:
         for text in group.texts():
-            yield csv_line([text])
+            yield text + "\n"
     yield csv_line(results_columns(families, metric_columns, metadata_columns))
     for values in results_values(rows, families, metric_columns, metadata_columns):
         yield csv_line([_csv_cell(value) for value in values])

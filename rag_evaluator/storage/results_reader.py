@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from rag_evaluator.core.fields import (
 from rag_evaluator.core.run_scores import RunScores, TableRow, build_run_scores
 from rag_evaluator.core.summary import SUMMARY_PREFIX
 from rag_evaluator.errors import InputError, MissingFileError
-from rag_evaluator.storage.input_files import read_input_bytes
+from rag_evaluator.storage.input_files import not_a_file, read_input_bytes
 from rag_evaluator.storage.tables import decode_bytes, shown_headers, sniff_delimiter
 
 logger = logging.getLogger(__name__)
@@ -62,9 +63,10 @@ def read_sheet(path: Path, *, what: str, fix: str) -> CsvSheet:
     what to pass instead.
     """
     path = Path(path)
-    if not path.is_file():
-        if path.exists():
-            raise InputError(f"{path} is a directory, not {what}. {fix}", path)
+    kind = not_a_file(path)
+    if kind is not None:
+        raise InputError(f"{path} is {kind}, not {what}. {fix}", path)
+    if not path.exists():
         raise MissingFileError(path)
     data = read_input_bytes(path)
     if data.startswith(_SPREADSHEET_SIGNATURES):
@@ -80,25 +82,28 @@ def read_sheet(path: Path, *, what: str, fix: str) -> CsvSheet:
         (line for line in text.splitlines() if line.strip() and not _is_comment_line(line)), ""
     )
     csv.field_size_limit(_FIELD_SIZE_LIMIT)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sniff_delimiter(header_line))
-    summary: list[tuple[str, str]] = []
+    summary, table_start, lines_before = _leading_summary(text)
+    reader = csv.reader(
+        io.StringIO(text[table_start:], newline=""), delimiter=sniff_delimiter(header_line)
+    )
     headers: list[str] | None = None
     question_index = 0
     rows: list[TableRow] = []
     line_numbers: dict[int, int] = {}
-    start_line = 1
+    start_line = lines_before + 1
     try:
         for cells in reader:
             line = start_line
-            start_line = reader.line_num + 1
+            start_line = lines_before + reader.line_num + 1
             if not any(cell.strip() for cell in cells):
                 continue
             if headers is None:
                 first = cells[0].strip()
                 if first.startswith("#"):
-                    if first.startswith(SUMMARY_PREFIX.strip()):
-                        label, _, value = first.removeprefix(SUMMARY_PREFIX.strip()).partition(":")
-                        summary.append((label.strip(), value.strip()))
+                    # An older version CSV-quoted summary lines holding a comma.
+                    entry = _summary_entry(first)
+                    if entry is not None:
+                        summary.append(entry)
                     continue
                 headers = [cell.strip() for cell in cells]
                 resolved = resolve_columns(headers, [QUESTION_NUMBER])
@@ -139,6 +144,40 @@ def read_sheet(path: Path, *, what: str, fix: str) -> CsvSheet:
         for index, header in enumerate(headers)
     ]
     return CsvSheet(path, summary, canonical_headers, rows, line_numbers)
+
+
+# One physical line, as the csv module splits them (\r\n, \r or \n).
+_PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)")
+
+
+def _summary_entry(line: str) -> tuple[str, str] | None:
+    """``(label, value)`` of a ``#SUMMARY: label: value`` line; ``None`` for other ``#`` lines
+    (``#SUMMARY[Category=billing]: ...`` group lines among them)."""
+    prefix = SUMMARY_PREFIX.strip()
+    if not line.startswith(prefix):
+        return None
+    label, _, value = line.removeprefix(prefix).partition(":")
+    return label.strip(), value.strip()
+
+
+def _leading_summary(text: str) -> tuple[list[tuple[str, str]], int, int]:
+    """The summary entries of the ``#`` lines on top of ``text``, where the rest starts, and
+    how many lines came before it.
+
+    Those lines are plain text, not CSV: a summary value may hold commas and quotes."""
+    summary: list[tuple[str, str]] = []
+    position = 0
+    lines = 0
+    for found in _PHYSICAL_LINE.finditer(text):
+        line = found.group().strip()
+        if line and not line.startswith("#"):
+            break
+        entry = _summary_entry(line)
+        if entry is not None:
+            summary.append(entry)
+        position = found.end()
+        lines += 1
+    return summary, position, lines
 
 
 def _question_number(path: Path, line: int, cells: list[str], index: int, fix: str) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 
 from rag_evaluator.core.rubrics import Location, Rubric, RubricProblem, rubric_from_data
 from rag_evaluator.errors import InputError, MissingExtraError
-from rag_evaluator.storage.input_files import decode_text, read_input_bytes
+from rag_evaluator.storage.input_files import decode_text, not_a_file, read_input_bytes
 
 TOML_SUFFIXES = (".toml",)
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -37,7 +37,10 @@ def load_rubric(path: Path, working_directory: Path) -> Rubric:
             "it with one of these extensions",
             resolved,
         )
-    if not resolved.is_file():
+    kind = not_a_file(resolved)
+    if kind is not None:
+        raise InputError(f"--rubric {path} is {kind}, not a rubric file. Pass a file", resolved)
+    if not resolved.exists():
         raise InputError(
             f"Rubric file {path} not found. Check the path given to --rubric", resolved
         )

@@ -17,7 +17,7 @@ from pathlib import Path
 from rag_evaluator.core.fields import metadata_headers, resolve_columns
 from rag_evaluator.errors import InputError, MissingColumnError, MissingFileError
 from rag_evaluator.storage.atomic import write_text_atomic
-from rag_evaluator.storage.input_files import decode_text, read_input_bytes
+from rag_evaluator.storage.input_files import decode_text, not_a_file, read_input_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -213,9 +213,10 @@ def read_csv_rows(path: Path, *, expected: str, json_fix: str) -> RawCsv:
     sniffing; its headers (stripped) and non-blank rows. ``expected`` names the columns in
     the message about an empty file, ``json_fix`` is the advice when the file is JSON."""
     path = Path(path)
-    if not path.is_file():
-        if path.exists():
-            raise InputError(f"{path} is a directory, not a CSV file. Pass a file path", path)
+    kind = not_a_file(path)
+    if kind is not None:
+        raise InputError(f"{path} is {kind}, not a CSV file. Pass a file path", path)
+    if not path.exists():
         raise MissingFileError(path, [part for part in expected.split(", ") if part])
     data = read_input_bytes(path)
     if data.startswith(_SPREADSHEET_SIGNATURES):

@@ -72,6 +72,9 @@ class MetricDefinition(Generic[InputT]):
     quiet_when_undefined: bool = False
     # The metric's kind and range: how it is summarised, compared and calibrated.
     scale: MetricScale = SCORE
+    # A lower value is the better one (hallucination, dont_know): the direction gates
+    # (--fail-over instead of --fail-under), compare and the report judge it by.
+    lower_is_better: bool = False
 
     def reason_for(self, family_input: InputT) -> str:
         """Why the metric is undefined for this row's input."""
@@ -197,7 +200,12 @@ LEXICAL_METRICS: dict[str, MetricDefinition[LexicalInputs]] = _table(
         undefined_reason=_NO_KEYWORDS,
     ),
     MetricDefinition("citation_quality", lambda row: lexical.citation_quality(row.item.rag_answer)),
-    MetricDefinition("dont_know", lambda row: lexical.dont_know(row.item.rag_answer), scale=RATE),
+    MetricDefinition(
+        "dont_know",
+        lambda row: lexical.dont_know(row.item.rag_answer),
+        scale=RATE,
+        lower_is_better=True,
+    ),
     MetricDefinition(
         "list_coverage",
         lambda row: lexical.list_coverage(row.item.rag_answer, row.item.ground_truth),
@@ -335,6 +343,7 @@ SEMANTIC_METRICS: dict[str, MetricDefinition[SemanticInputs]] = _table(
         lambda inputs: semantic.hallucination_from_cosines(inputs.sentence_support),
         needs=(CONTEXTS,),
         undefined_reason="the answer has no sentence",
+        lower_is_better=True,
     ),
     MetricDefinition(
         "bert_score_precision", _bert("precision"), undefined_reason=_EMPTY_GROUND_TRUTH
@@ -362,6 +371,13 @@ METRIC_SCALES: dict[str, MetricScale] = {
 # Columns whose summary is a pass rate (count/total with a Wilson interval), not a mean.
 RATE_COLUMNS = frozenset(
     name for name, scale in METRIC_SCALES.items() if scale.kind is MetricKind.BINARY
+)
+# The offline metrics where a lower value is the better one (every other is higher-is-better).
+LOWER_IS_BETTER = frozenset(
+    name
+    for table in FAMILY_METRICS.values()
+    for name, definition in table.items()
+    if definition.lower_is_better
 )
 
 

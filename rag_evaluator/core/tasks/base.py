@@ -159,6 +159,9 @@ class JudgedFamily(ABC, Generic[ResultT]):
     rate_columns: tuple[str, ...] = ()
     #: The column of ``columns`` holding the reasoning behind the family's scores, if any.
     reasoning_column: str | None = None
+    #: Those of ``metric_columns`` where a lower value is the better one (gated by
+    #: ``--fail-over``); the others are higher-is-better.
+    lower_is_better_columns: frozenset[str] = frozenset()
 
     @abstractmethod
     def identity(self) -> Mapping[str, Any]:
