@@ -68,6 +68,37 @@ def test_tampered_cache_values_are_one_warning_and_the_run_goes_on(
     assert len(fake_anthropic.requests) - asked_before == 4
 
 
+def test_a_cached_result_that_is_json_but_not_a_result_is_one_warning(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    assert run_cli(["evaluate", *FAST]).exit_code == 0
+    database = sqlite3.connect(_cache_file())
+    (key,) = database.execute("SELECT key FROM results ORDER BY key LIMIT 1").fetchone()
+    database.execute("UPDATE results SET value = ? WHERE key = ?", ('{"usage": 7}', key))
+    database.commit()
+    database.close()
+    asked_before = len(fake_anthropic.requests)
+    second = run_cli(["evaluate", *FAST])
+    assert second.exit_code == 0, second.output
+    (warning,) = _warnings(second.stderr)
+    assert "response cache" in warning and "damaged" in warning
+    assert len(fake_anthropic.requests) - asked_before == 1
+
+
+def test_a_deeply_nested_checkpoint_header_is_damage_not_a_crash(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    first = run_cli(["evaluate", *FAST, "--limit", "2"])
+    assert first.exit_code == 0, first.output
+    (checkpoint,) = workspace.checkpoint_files()
+    lines = checkpoint.read_text(encoding="utf-8").splitlines(keepends=True)
+    checkpoint.write_text("[" * 100_000 + "]" * 100_000 + "\n" + "".join(lines[1:]))
+    second = run_cli(["evaluate", *FAST])
+    assert second.exit_code == 2, second.output
+    assert "Traceback" not in second.output
+    assert "is damaged" in " ".join(second.stderr.split())
+
+
 def test_the_response_cache_is_private(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer
 ) -> None:

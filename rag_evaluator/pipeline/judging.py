@@ -264,8 +264,8 @@ def _cached_result(
         return None
     try:
         result = family_result_from_json(family, stored)
-    except (KeyError, TypeError, ValueError):
-        logger.info("Response cache entry %s for %s is malformed; ignored", key[:12], family.name)
+    except (KeyError, TypeError, ValueError, RecursionError) as exc:
+        cache.report_damaged_entry(key, f"a {family.name} result that cannot be read: {exc!r}"[:200])
         return None
     # This run pays nothing for it.
     return replace(result, usage=TokenUsage(), calls=0, cost_usd=0.0, cached=True)
@@ -523,7 +523,7 @@ def _created_at(path: Path) -> str:
     try:
         with path.open("rb") as handle:
             header = json.loads(handle.readline())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return ""
     value = header.get("created_at", "") if isinstance(header, dict) else ""
     return value if isinstance(value, str) else ""

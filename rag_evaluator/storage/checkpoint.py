@@ -515,7 +515,7 @@ def _read_checkpoint(path: Path, handle: BinaryIO, families: Families) -> Loaded
         raise _damaged(path, "it is empty")
     try:
         header_data = json.loads(first)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise _damaged(path, "line 1 is not a checkpoint header") from exc
     if (
         isinstance(header_data, dict)
