@@ -26,7 +26,7 @@ from rag_evaluator.core.gates import (
     parse_thresholds,
     resolve_thresholds,
 )
-from rag_evaluator.core.metrics.registry import FAMILY_METRICS, TEXT_COLUMNS
+from rag_evaluator.core.metrics.registry import FAMILY_METRICS, RATE_COLUMNS, TEXT_COLUMNS
 from rag_evaluator.errors import UsageError
 
 FAST = ["--delay", "0", "--yes"]
@@ -161,7 +161,7 @@ def test_a_mean_above_its_maximum_exits_3_after_writing_the_results(gives_up: Wo
     result = run_cli(["evaluate", "--metrics", "lexical", *FAST, "--fail-over", "dont_know=0.1"])
     assert result.exit_code == 3, result.output
     results = only_results(gives_up.directory)
-    assert [row["dont_know"] for row in results.rows].count("1.0000") == 1
+    assert [row["dont_know"] for row in results.rows].count("1") == 1  # a 0/1 rate (issue 22)
     errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
     assert errors == [
         "Error: Above --fail-over: dont_know 0.2000 > 0.1. The results are written to "
@@ -265,8 +265,12 @@ def test_compare_fails_if_worse_only_when_a_lower_is_better_metric_rises(
         ]
         return write_run(path, questions)
 
-    low = {n: 0.05 + n / 1000 for n in range(1, 31)}
-    high = {n: 0.6 + n / 900 for n in range(1, 31)}
+    if metric in RATE_COLUMNS:  # a 0/1 check: a share of ones that rises or falls
+        low = {n: float(n % 10 == 0) for n in range(1, 31)}
+        high = {n: float(n % 10 != 0) for n in range(1, 31)}
+    else:
+        low = {n: 0.05 + n / 1000 for n in range(1, 31)}
+        high = {n: 0.6 + n / 900 for n in range(1, 31)}
     baseline, later = (low, high) if change == "rose" else (high, low)
     result = run_cli(
         [
