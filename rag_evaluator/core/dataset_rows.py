@@ -23,7 +23,6 @@ Field names come from the one alias table in ``core/rag_json_shapes.py``. Rules:
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +36,11 @@ from rag_evaluator.core.fields import (
     RELEVANT_CONTEXTS,
     REQUIRED_FACTS,
     RETRIEVAL_SCORES,
+    bar_joined_warning,
     column_key,
+    looks_bar_joined,
+    parse_list_literal,
+    split_bar_joined,
 )
 from rag_evaluator.core.rag_json_shapes import (
     ANSWER_FIELDS,
@@ -62,6 +65,7 @@ from rag_evaluator.core.rag_json_shapes import (
     parse_question_id,
     read_contexts,
     retrieved_contexts_field,
+    uses_deepeval_names,
 )
 from rag_evaluator.core.snippets import quote_snippet
 from rag_evaluator.errors import InputError
@@ -118,6 +122,8 @@ class DatasetTable:
     numbering: str  # "the 'query_id' field" or "the record order"
     has_answers: bool
     notes: list[str] = field(default_factory=list)
+    # What the user should act on (a CSV list cell that looks "|"-joined).
+    warnings: list[str] = field(default_factory=list)
 
 
 def _shown_fields(record: Mapping[str, object], limit: int = 10) -> str:
@@ -130,9 +136,15 @@ def _shown_fields(record: Mapping[str, object], limit: int = 10) -> str:
 class _Reader:
     """Reads the fields of one record, raising an error that names the file and record."""
 
-    def __init__(self, source_name: str, record: DatasetRecord) -> None:
+    def __init__(
+        self, source_name: str, record: DatasetRecord, bar_cells: dict[str, int] | None = None
+    ) -> None:
         self.source_name = source_name
         self.record = record
+        # deepeval joins the lists of its CSV files with "|": split them as deepeval does.
+        self.bar_joined_lists = record.from_csv and uses_deepeval_names(record.fields)
+        # Elsewhere such cells are one text each, counted by field for one warning.
+        self.bar_cells = bar_cells if bar_cells is not None else {}
 
     def error(self, message: str) -> InputError:
         return InputError(f"{self.source_name} {self.record.location}: {message}")
@@ -161,27 +173,30 @@ class _Reader:
             )
         return name, text if text.strip() else None
 
-    def listed(self, name: str, value: object) -> object:
-        """A list field's value; a CSV cell is parsed (JSON array, or a Python list as
-        pandas writes it); blank is ``None``."""
-        if not self.record.from_csv or not isinstance(value, str):
+    def listed(self, name: str, value: object, *, texts: bool = True) -> object:
+        """A list field's value: a list as it is; text spelling a list (``["a", "b"]`` or
+        pandas' ``['a', 'b']``) that list, in JSON as in CSV. A CSV cell that is no list:
+        blank is ``None``, ``|``-joined in deepeval's files is split, else one text
+        (``texts=False``: a list of scores or facts, never ``|``-joined)."""
+        if not isinstance(value, str):
             return value
+        parsed = parse_list_literal(value)
+        if parsed is not None:
+            return parsed
         text = value.strip()
+        if not self.record.from_csv:
+            return value
         if not text:
             return None
-        if not text.startswith("["):
-            return text
-        try:
-            return json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
-            pass
-        try:
-            parsed = ast.literal_eval(text)
-        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-            parsed = None
-        if isinstance(parsed, list):
-            return parsed
-        raise self.error(f"the '{name}' cell starts with '[' but is not a JSON array. {_LIST_FIX}")
+        if text.startswith("["):
+            raise self.error(
+                f"the '{name}' cell starts with '[' but is not a JSON array. {_LIST_FIX}"
+            )
+        if texts and looks_bar_joined(text):
+            if self.bar_joined_lists:
+                return split_bar_joined(text)
+            self.bar_cells[name] = self.bar_cells.get(name, 0) + 1
+        return text
 
     def contexts(self, name: str, value: object, parallel: object) -> tuple[str, str]:
         """The Contexts and Retrieval Scores cells of a context field."""
@@ -217,7 +232,7 @@ class _Reader:
             )
 
     def scores(self, name: str, value: object) -> object:
-        value = self.listed(name, value)
+        value = self.listed(name, value, texts=False)
         if value is None:
             return None
         if not isinstance(value, list) or any(
@@ -231,7 +246,7 @@ class _Reader:
 
     def text_list(self, name: str, value: object, *, semicolons: bool = False) -> str:
         """A list-of-texts cell (golden contexts, required facts), as the CSV would hold it."""
-        value = self.listed(name, value)
+        value = self.listed(name, value, texts=not semicolons)
         if value is None:
             return ""
         if isinstance(value, str):
@@ -381,8 +396,9 @@ def dataset_table(
     rows: list[CanonicalRow] = []
     metadata_columns: dict[str, None] = {}
     skipped_metadata: dict[str, None] = {}
+    bar_cells: dict[str, int] = {}
     for record, number in zip(records, numbers, strict=True):
-        reader = _Reader(source_name, record)
+        reader = _Reader(source_name, record, bar_cells)
         fields = record.fields
         cells: dict[str, str] = {QUESTION_NUMBER: str(number)}
         for column, keys, what in (
@@ -418,7 +434,10 @@ def dataset_table(
             f"{'holds' if len(skipped_metadata) == 1 else 'hold'} lists or objects, which are "
             "not carried into the results (only text, numbers and booleans are)"
         )
-    return DatasetTable(source_name, rows, list(metadata_columns), numbering, has_answers, notes)
+    warnings = [bar_joined_warning(source_name, name, count) for name, count in bar_cells.items()]
+    return DatasetTable(
+        source_name, rows, list(metadata_columns), numbering, has_answers, notes, warnings
+    )
 
 
 def unknown_dataset_shape(source_name: str, detail: str) -> InputError:

@@ -25,7 +25,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rag_evaluator.core.fields import column_key
+from rag_evaluator.core.fields import column_key, parse_list_literal
 from rag_evaluator.core.snippets import quote_snippet
 from rag_evaluator.errors import InputError
 
@@ -317,6 +317,10 @@ def read_contexts(value: object, parallel_scores: object = None) -> ContextsRead
     """
     if value is None:
         return ContextsRead(None, None, 0)
+    if isinstance(value, str):
+        # A list saved as text (pandas to_json of a column read from CSV) is that list.
+        parsed = parse_list_literal(value)
+        value = value if parsed is None else parsed
     items = value if isinstance(value, list) else [value]
     own = [_item_score(item) for item in items]
     problem = ""
@@ -378,6 +382,12 @@ def reference_text(value: object) -> str | None:
     if value is None:
         return None
     return _answer_text(value)
+
+
+def uses_deepeval_names(record: Mapping[str, object]) -> bool:
+    """Whether a record has one of deepeval's own field names (``retrieval_context``,
+    ``actual_output``, ``expected_output``)."""
+    return _has_field(record, _DEEPEVAL_KEYS)
 
 
 def golden_contexts_field(record: Mapping[str, object]) -> tuple[str, object]:
