@@ -48,6 +48,7 @@ from rag_evaluator.core.rag_json_shapes import (
     CONTAINER_FIELDS,
     CONTEXT_KEYS,
     CONTEXT_TEXT_FIELDS,
+    CONVERSATION_COLUMN,
     METADATA_CONTAINER_KEYS,
     QUESTION_FIELDS,
     QUESTION_ID_FIELDS,
@@ -58,12 +59,15 @@ from rag_evaluator.core.rag_json_shapes import (
     REFERENCE_KEYS,
     REQUIRED_FACT_KEYS,
     RETRIEVAL_SCORE_KEYS,
+    chat_question,
     clean_text,
     find_field,
     golden_contexts_field,
+    joined_texts,
     json_type,
     parse_question_id,
     read_contexts,
+    retrieval_scores_field,
     retrieved_contexts_field,
     uses_deepeval_names,
 )
@@ -159,9 +163,10 @@ class _Reader:
             text = clean_text(value)
         elif isinstance(value, int | float) and not isinstance(value, bool):
             text = json.dumps(value)
-        elif isinstance(value, list) and all(isinstance(part, str) for part in value):
-            # ragas exports write some references as a list of strings.
-            text = clean_text("\n".join(value))
+        elif isinstance(value, list):
+            # ragas writes some references as a list of strings, MTRAG its answers and
+            # references as [{"text": ...}].
+            text = joined_texts(value)
         elif isinstance(value, dict):
             _, inner = find_field(value, [column_key(n) for n in (*CONTEXT_TEXT_FIELDS, what)])
             if isinstance(inner, str):
@@ -172,6 +177,15 @@ class _Reader:
                 f"Write the {what} as a string"
             )
         return name, text if text.strip() else None
+
+    def question(self) -> tuple[str | None, str | None]:
+        """The question (``None`` when missing) and, when it is chat-style (a list of
+        messages), the turns before it as text."""
+        name, value = find_field(self.record.fields, QUESTION_KEYS)
+        chat = chat_question(value) if name else None
+        if chat is not None:
+            return (chat.question if chat.question.strip() else None), chat.conversation
+        return self.text(QUESTION_KEYS, "question")[1], None
 
     def listed(self, name: str, value: object, *, texts: bool = True) -> object:
         """A list field's value: a list as it is; text spelling a list (``["a", "b"]`` or
@@ -300,35 +314,56 @@ def _metadata(fields: Mapping[str, object], skipped: dict[str, None]) -> dict[st
     return cells
 
 
-def _id_number(reader: _Reader, name: str, value: object) -> int:
-    fix = (
-        f"Give every record a whole number ≥ 1 (such as 7 or Q7) in '{name}', or rename "
-        "that field so the records are numbered in file order"
-    )
-    if isinstance(value, bool) or value is None:
-        raise reader.error(f"the id field '{name}' is {json_type(value)}. {fix}")
+# Whole numbers from here on have more digits than a question number may have.
+_MAX_ID_NUMBER = 10**18
+
+
+@dataclass(frozen=True)
+class _Numbering:
+    """The records' question numbers, what they came from and notes for the log.
+
+    ``key_column`` is set when the ids are keys (text such as a hash): the records are then
+    numbered in file order and ``keys`` (one per record) are carried in that column.
+    """
+
+    numbers: list[int]
+    source: str
+    notes: list[str] = field(default_factory=list)
+    key_column: str = ""
+    keys: list[str] = field(default_factory=list)
+
+
+def _id_key(reader: _Reader, name: str, value: object) -> tuple[str, int | None]:
+    """An id as text, and the question number it names (``None``: it names none, a key)."""
+    if isinstance(value, bool | list | dict) or value is None:
+        raise reader.error(
+            f"the id field '{name}' is {json_type(value)}. Give every record an id (text or a "
+            f"whole number) in '{name}', or remove that field from all records so they are "
+            "numbered in file order"
+        )
+    number: int | None = None
     if isinstance(value, int):
-        number: int | None = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and not value.strip().startswith(("-", "+")):
-        number = parse_question_id(value)
+        key, number = str(value), value
+    elif isinstance(value, float):
+        key, number = json.dumps(value), int(value) if value.is_integer() else None
     else:
+        key = clean_text(str(value))
+        if not key.strip():
+            raise reader.error(f"the id field '{name}' is blank. Give every record its own id")
+        if not key.strip().startswith(("-", "+")):
+            number = parse_question_id(key)
+    if number is not None and not 0 <= number < _MAX_ID_NUMBER:
         number = None
-    if number is None or number < 0:
-        shown = quote_snippet(str(value), 40) if isinstance(value, str) else json.dumps(value)
-        raise reader.error(f"the id {shown} in '{name}' is not a question number. {fix}")
-    return number
+    return key, number
 
 
-def _question_numbers(
-    source_name: str, records: Sequence[DatasetRecord]
-) -> tuple[list[int], str, list[str]]:
-    """Each record's question number, what they came from, and notes for the log."""
+def _question_numbers(source_name: str, records: Sequence[DatasetRecord]) -> _Numbering:
+    """Each record's question number: the ids when every id names one, else the record
+    order with the ids kept as keys (an id is a key, not a number to guess at)."""
     found = [find_field(record.fields, QUESTION_ID_KEYS) for record in records]
     with_id = [index for index, (name, _) in enumerate(found) if name]
     if not with_id:
-        return list(range(1, len(records) + 1)), "the record order", []
+        return _Numbering(list(range(1, len(records) + 1)), "the record order")
     if len(with_id) != len(records):
         missing = next(index for index, (name, _) in enumerate(found) if not name)
         named = found[with_id[0]][0]
@@ -337,28 +372,58 @@ def _question_numbers(
             f"{records[with_id[0]].location} has one. Give every record an id in '{named}', "
             "or remove the field from all of them so the records are numbered in file order"
         )
-    numbers = [
-        _id_number(_Reader(source_name, record), name, value)
+    ids = [
+        _id_key(_Reader(source_name, record), name, value)
         for record, (name, value) in zip(records, found, strict=True)
     ]
-    id_names = sorted({name for name, _ in found})
+    id_names = ", ".join(repr(name) for name in sorted({name for name, _ in found}))
+    numbers = [number for _, number in ids]
+    if any(number is None for number in numbers):
+        return _keyed_numbering(source_name, records, [key for key, _ in ids], found[0][0])
+    whole = [number for number in numbers if number is not None]
     notes: list[str] = []
-    if min(numbers) == 0:
-        numbers = [number + 1 for number in numbers]
+    if min(whole) == 0:
+        whole = [number + 1 for number in whole]
         notes.append(
-            f"{source_name}: the ids in {', '.join(repr(n) for n in id_names)} start at 0; "
-            "question numbers are the ids plus one"
+            f"{source_name}: the ids in {id_names} start at 0; question numbers are the ids "
+            "plus one"
         )
     first_at: dict[int, int] = {}
-    for index, number in enumerate(numbers):
+    for index, number in enumerate(whole):
         if number in first_at:
             raise InputError(
                 f"{source_name} {records[index].location}: question number {number} repeats "
-                f"that of {records[first_at[number]].location} (id field "
-                f"{', '.join(repr(n) for n in id_names)}). Give every record its own id"
+                f"that of {records[first_at[number]].location} (id field {id_names}). Give "
+                "every record its own id"
             )
         first_at[number] = index
-    return numbers, f"the {', '.join(repr(n) for n in id_names)} field", notes
+    return _Numbering(whole, f"the {id_names} field", notes)
+
+
+def _keyed_numbering(
+    source_name: str, records: Sequence[DatasetRecord], keys: list[str], column: str
+) -> _Numbering:
+    """Record-order numbers for ids that are keys; a key given twice is an error."""
+    first_at: dict[str, int] = {}
+    for index, key in enumerate(keys):
+        if key in first_at:
+            raise InputError(
+                f"{source_name} {records[index].location}: the id {quote_snippet(key, 40)} in "
+                f"'{column}' repeats that of {records[first_at[key]].location}. Give every "
+                "record its own id"
+            )
+        first_at[key] = index
+    note = (
+        f"{source_name}: the ids in '{column}' are keys, not question numbers: the records are "
+        f"numbered in file order and the ids kept in the column '{column}'"
+    )
+    return _Numbering(
+        list(range(1, len(records) + 1)),
+        f"the record order (ids kept in '{column}')",
+        [note],
+        column,
+        keys,
+    )
 
 
 def _require_field(
@@ -392,38 +457,19 @@ def dataset_table(
     has_answers = any(find_field(record.fields, ANSWER_KEYS)[0] for record in records)
     if require_answers:
         _require_field(source_name, records, ANSWER_KEYS, ANSWER_FIELDS, "answer")
-    numbers, numbering, notes = _question_numbers(source_name, records)
+    numbering = _question_numbers(source_name, records)
+    notes = list(numbering.notes)
     rows: list[CanonicalRow] = []
     metadata_columns: dict[str, None] = {}
     skipped_metadata: dict[str, None] = {}
     bar_cells: dict[str, int] = {}
-    for record, number in zip(records, numbers, strict=True):
+    for index, (record, number) in enumerate(zip(records, numbering.numbers, strict=True)):
         reader = _Reader(source_name, record, bar_cells)
-        fields = record.fields
-        cells: dict[str, str] = {QUESTION_NUMBER: str(number)}
-        for column, keys, what in (
-            (QUESTION, QUESTION_KEYS, "question"),
-            (GROUND_TRUTH, REFERENCE_KEYS, "reference"),
-            (RAG_ANSWER, ANSWER_KEYS, "answer"),
-        ):
-            _, text = reader.text(keys, what)
-            if text is not None:
-                cells[column] = text
-        scores_name, scores_value = find_field(fields, RETRIEVAL_SCORE_KEYS)
-        parallel = reader.scores(scores_name, scores_value) if scores_name else None
-        contexts_name, contexts_value = retrieved_contexts_field(fields)
-        cells[CONTEXTS], cells[RETRIEVAL_SCORES] = (
-            reader.contexts(contexts_name, contexts_value, parallel) if contexts_name else ("", "")
-        )
-        golden_name, golden_value = golden_contexts_field(fields)
-        cells[RELEVANT_CONTEXTS] = (
-            reader.text_list(golden_name, golden_value) if golden_name else ""
-        )
-        facts_name, facts_value = find_field(fields, REQUIRED_FACT_KEYS)
-        cells[REQUIRED_FACTS] = (
-            reader.text_list(facts_name, facts_value, semicolons=True) if facts_name else ""
-        )
-        metadata = _metadata(fields, skipped_metadata)
+        cells, derived = _record_cells(reader, number)
+        if numbering.key_column:
+            derived = {numbering.key_column: numbering.keys[index], **derived}
+        # A field of the record itself wins over a derived column of the same name.
+        metadata = {**derived, **_metadata(record.fields, skipped_metadata)}
         for name in metadata:
             metadata_columns.setdefault(name)
         cells.update(metadata)
@@ -436,8 +482,47 @@ def dataset_table(
         )
     warnings = [bar_joined_warning(source_name, name, count) for name, count in bar_cells.items()]
     return DatasetTable(
-        source_name, rows, list(metadata_columns), numbering, has_answers, notes, warnings
+        source_name,
+        rows,
+        list(metadata_columns),
+        numbering.source,
+        has_answers,
+        notes,
+        warnings,
     )
+
+
+def _record_cells(reader: _Reader, number: int) -> tuple[dict[str, str], dict[str, str]]:
+    """One record's canonical cells, and the metadata derived from its inputs (the turns
+    before a chat-style question)."""
+    fields = reader.record.fields
+    cells: dict[str, str] = {QUESTION_NUMBER: str(number)}
+    derived: dict[str, str] = {}
+    question, conversation = reader.question()
+    if question is not None:
+        cells[QUESTION] = question
+    if conversation is not None:
+        derived[CONVERSATION_COLUMN] = conversation
+    for column, keys, what in (
+        (GROUND_TRUTH, REFERENCE_KEYS, "reference"),
+        (RAG_ANSWER, ANSWER_KEYS, "answer"),
+    ):
+        _, text = reader.text(keys, what)
+        if text is not None:
+            cells[column] = text
+    scores_name, scores_value = retrieval_scores_field(fields)
+    parallel = reader.scores(scores_name, scores_value) if scores_name else None
+    contexts_name, contexts_value = retrieved_contexts_field(fields)
+    cells[CONTEXTS], cells[RETRIEVAL_SCORES] = (
+        reader.contexts(contexts_name, contexts_value, parallel) if contexts_name else ("", "")
+    )
+    golden_name, golden_value = golden_contexts_field(fields)
+    cells[RELEVANT_CONTEXTS] = reader.text_list(golden_name, golden_value) if golden_name else ""
+    facts_name, facts_value = find_field(fields, REQUIRED_FACT_KEYS)
+    cells[REQUIRED_FACTS] = (
+        reader.text_list(facts_name, facts_value, semicolons=True) if facts_name else ""
+    )
+    return cells, derived
 
 
 def unknown_dataset_shape(source_name: str, detail: str) -> InputError:
