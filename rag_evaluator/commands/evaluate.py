@@ -89,6 +89,8 @@ class ConsoleInteraction(RunConsole):
                 "(--limit; run again without it to evaluate the rest)"
             )
         console.info(f"Metrics: {', '.join(plan.families.names())}")
+        if plan.reference_note:
+            console.info(plan.reference_note)
         if plan.group_by is not None:
             console.info(f"Grouped by: {plan.group_by}")
         if plan.model is None:
@@ -419,6 +421,7 @@ def evaluate_command(
     request = EvaluateRequest(
         questions_path=questions or Path("questions.csv"),
         ground_truth_path=ground_truth or Path("ground_truth.csv"),
+        ground_truth_given=ground_truth is not None,
         answers_path=answers or Path("rag_answers.csv"),
         working_directory=working_directory,
         dataset_path=dataset,
@@ -483,7 +486,7 @@ def evaluate_command(
         written = report_for_run(
             outcome.results_path,
             request.answers_path,
-            request.ground_truth_path,
+            None if outcome.reference_free else request.ground_truth_path,
             dataset_path=request.dataset_path,
         )
         console.info(f"Report written to {written.path}")

@@ -11,10 +11,12 @@ Field names come from the one alias table in ``core/rag_json_shapes.py``. Rules:
 - question numbers come from an id field (``QUESTION_ID_FIELDS``) when the records have
   one, else from the record order (1-based). Ids are whole numbers, or ID-like text such as
   ``Q7``; ids counted from 0 (every id a whole number, the smallest 0) are shifted by one.
-  An id of another kind, a repeated id, or an id on some records but not others is an error;
+  Ids of any other form are keys: the records are numbered in file order and the ids kept
+  in a column of their own. A repeated id, or an id on some records but not others, is an
+  error;
 - a question, reference or answer that is absent, ``null`` or blank is missing: the
   record is left out of that part (the run reports it like a question missing from one of
-  the three files);
+  the three files); a dataset none of whose records has a reference is reference-free;
 - a field of the wrong type is an error naming the file, the record and the fix;
 - every other field holding text, a number or a boolean is a metadata column (so are those
   inside ``metadata``/``additional_metadata``/``meta`` objects); lists and objects are not
@@ -55,7 +57,6 @@ from rag_evaluator.core.rag_json_shapes import (
     QUESTION_ID_KEYS,
     QUESTION_KEYS,
     REFERENCE_CONTEXT_KEYS,
-    REFERENCE_FIELDS,
     REFERENCE_KEYS,
     REQUIRED_FACT_KEYS,
     RETRIEVAL_SCORE_KEYS,
@@ -128,6 +129,11 @@ class DatasetTable:
     notes: list[str] = field(default_factory=list)
     # What the user should act on (a CSV list cell that looks "|"-joined).
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def has_references(self) -> bool:
+        """Whether any record holds a reference answer (else the run is reference-free)."""
+        return any(GROUND_TRUTH in row.cells for row in self.rows)
 
 
 def _shown_fields(record: Mapping[str, object], limit: int = 10) -> str:
@@ -446,14 +452,15 @@ def dataset_table(
     source_name: str, records: Sequence[DatasetRecord], *, require_answers: bool = True
 ) -> DatasetTable:
     """The canonical rows of a dataset's records; raise ``InputError`` for an unknown shape
-    (no question or reference field anywhere, or no answer field when ``require_answers``)
-    and for any field of the wrong type."""
+    (no question field anywhere, or no answer field when ``require_answers``) and for any
+    field of the wrong type."""
     if not records:
         raise InputError(
             f"{source_name} holds no records. Give it one object (or CSV row) per question"
         )
     _require_field(source_name, records, QUESTION_KEYS, QUESTION_FIELDS, "question")
-    _require_field(source_name, records, REFERENCE_KEYS, REFERENCE_FIELDS, "reference")
+    # No reference field is no error: a dataset of RAG outputs without references (ARES)
+    # runs the families that need none.
     has_answers = any(find_field(record.fields, ANSWER_KEYS)[0] for record in records)
     if require_answers:
         _require_field(source_name, records, ANSWER_KEYS, ANSWER_FIELDS, "answer")

@@ -36,6 +36,7 @@ from rag_evaluator.core.metrics.registry import (
     quality_inputs,
 )
 from rag_evaluator.core.records import EvaluationItem
+from rag_evaluator.core.references import reference_free_metrics
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.errors import UsageError
 
@@ -62,6 +63,8 @@ SIMILARITY = "similarity"
 OVERLAP_MATCH = "overlap"
 MATCH_MODES = (EXACT, SIMILARITY, OVERLAP_MATCH)
 _SHOWN_QUESTION_NUMBERS = 10
+# The semantic family's BERTScore columns (bert_score_precision, _recall, _f1).
+_BERT_SCORE = "bert_score_"
 
 Progress = Callable[[str], None]
 # (what is running, texts done, texts in all), after each batch of the embedding and
@@ -84,6 +87,9 @@ class MetricOptions:
     fallback_phrases: tuple[str, ...] = quality.DEFAULT_FALLBACK_PHRASES
     min_retrieval_score: float = quality.DEFAULT_MIN_RETRIEVAL_SCORE
     require_citations: bool = True
+    # False for a run without reference answers: only the metrics that read none
+    # (core/references.py) are computed, the others are not columns of the run.
+    references: bool = True
 
 
 @dataclass(frozen=True)
@@ -148,9 +154,24 @@ def validate_options(options: MetricOptions) -> None:
         )
 
 
-def metric_columns(families: Sequence[str]) -> list[str]:
-    """The metric columns the given families add, in display order."""
-    return [name for family in _validated_families(families) for name in FAMILY_METRICS[family]]
+def metric_columns(families: Sequence[str], *, references: bool = True) -> list[str]:
+    """The metric columns the given families add, in display order (without references:
+    only the metrics that read none)."""
+    return [
+        name
+        for family in _validated_families(families)
+        for name in _run_metrics(family, references)
+    ]
+
+
+def _run_metrics(family: str, references: bool) -> dict[str, MetricDefinition[Any]]:
+    """The metrics of ``family`` a run computes: all, or without references those that
+    read none."""
+    definitions = FAMILY_METRICS[family]
+    if references:
+        return definitions
+    kept = set(reference_free_metrics(family))
+    return {name: definition for name, definition in definitions.items() if name in kept}
 
 
 class _EmptyCells:
@@ -228,7 +249,8 @@ def compute_offline_metrics(
     bert_scores: dict[tuple[str, str], BertScores] = {}
     if SEMANTIC in chosen or similarity_retrieval:
         embeddings = _embed_run(items, chosen, options, similarity_retrieval, report, on_progress)
-    if SEMANTIC in chosen:
+    columns = [name for family in chosen for name in _run_metrics(family, options.references)]
+    if SEMANTIC in chosen and any(name.startswith(_BERT_SCORE) for name in columns):
         bert_scores = _bert_score_run(items, options, report, on_progress)
 
     run = _RunData(
@@ -239,13 +261,13 @@ def compute_offline_metrics(
         quality.FallbackPhrases.of(options.fallback_phrases),
         ChunkTokens(),
     )
-    columns = [name for family in chosen for name in FAMILY_METRICS[family]]
     empty = _EmptyCells()
     scores: dict[int, dict[str, float | str | None]] = {}
+    tables = {family: _run_metrics(family, options.references) for family in chosen}
     for item in items:
         row: dict[str, float | str | None] = {}
         for family in chosen:
-            _score_family(FAMILY_METRICS[family], item, _INPUT_BUILDERS[family], run, row, empty)
+            _score_family(tables[family], item, _INPUT_BUILDERS[family], run, row, empty)
         scores[item.question_number] = row
     warnings = empty.warnings(columns, len(items))
     if QUALITY in chosen and options.require_citations:

@@ -215,13 +215,19 @@ def load_answers(path: Path) -> KeyedRows[AnswerRow]:
 
 @dataclass(frozen=True)
 class InputSet:
-    """The three inputs of a run, from the three CSVs or from one dataset."""
+    """The three inputs of a run, from the three CSVs or from one dataset.
+
+    ``reference_free``: the inputs hold no reference answer (a dataset none of whose records
+    has one, or no ground-truth file): ``ground_truth`` is then empty and the run computes
+    only what needs no reference.
+    """
 
     questions: KeyedRows[QuestionRow]
     ground_truth: KeyedRows[GroundTruthRow]
     answers: KeyedRows[AnswerRow]
     metadata_columns: list[str] = field(default_factory=list)
     dataset: DatasetTable | None = None
+    reference_free: bool = False
 
 
 def _dataset_part(
@@ -263,13 +269,21 @@ def load_dataset(path: Path, *, require_answers: bool = True) -> InputSet:
         _dataset_part(table, path, "answers", ANSWERS_SPEC),
         list(table.metadata_columns),
         table,
+        reference_free=not table.has_references,
     )
 
 
-def load_input_files(questions: Path, ground_truth: Path, answers: Path) -> InputSet:
-    """Read the three CSVs."""
+def load_input_files(questions: Path, ground_truth: Path | None, answers: Path) -> InputSet:
+    """Read the three CSVs; ``ground_truth`` ``None``: a run without references."""
     question_rows = load_questions(questions)
     # Every row has the header's metadata columns, in the file's order.
     first = next(iter(question_rows.rows.values()), None)
     columns = list(first.metadata) if first is not None else []
-    return InputSet(question_rows, load_ground_truth(ground_truth), load_answers(answers), columns)
+    truth = (
+        load_ground_truth(ground_truth)
+        if ground_truth is not None
+        else KeyedRows[GroundTruthRow]("no ground truth", {})
+    )
+    return InputSet(
+        question_rows, truth, load_answers(answers), columns, reference_free=ground_truth is None
+    )
