@@ -26,7 +26,7 @@ from rag_evaluator.pipeline.evaluate import (
 )
 from rag_evaluator.pipeline.judged_families import AUTO, LlmFamilyOptions
 from rag_evaluator.pipeline.metric_families import JUDGE_FAMILY, read_fallback_phrases
-from rag_evaluator.pipeline.metrics import MetricOptions
+from rag_evaluator.pipeline.metrics import MetricOptions, not_applicable_rows
 from rag_evaluator.pipeline.report import report_for_run
 from rag_evaluator.settings import load_settings
 
@@ -479,6 +479,16 @@ def evaluate_command(
     if outcome.groups:
         header, rows = group_table(outcome.groups)
         console.table(f"By {outcome.groups[0].column}", header, rows)
+    if outcome.not_applicable:
+        console.table(
+            "Not applicable (cells left empty, and why)",
+            ["Metrics", "Empty", "Why"],
+            [
+                ("\n".join(metrics), empty, why)
+                for metrics, empty, why in not_applicable_rows(outcome.not_applicable)
+            ],
+            text_columns=(2,),
+        )
     console.info(f"Results written to {outcome.results_path}")
     if outcome.json_path is not None:
         console.info(f"JSON results written to {outcome.json_path}")

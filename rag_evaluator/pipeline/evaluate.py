@@ -72,7 +72,7 @@ from rag_evaluator.pipeline.metric_families import (
     resolve_all,
     runnable_offline_families,
 )
-from rag_evaluator.pipeline.metrics import MetricOptions
+from rag_evaluator.pipeline.metrics import EmptyMetric, MetricOptions
 from rag_evaluator.pipeline.metrics import metric_columns as offline_metric_columns
 from rag_evaluator.settings import Settings
 from rag_evaluator.storage.checkpoint import (
@@ -235,6 +235,8 @@ class RunOutcome:
     groups: list[GroupSummary] = field(default_factory=list)
     # The inputs held no reference answer (no ground-truth file to read for a report).
     reference_free: bool = False
+    # The offline metrics left empty for some questions, and why (a table after the summary).
+    not_applicable: list[EmptyMetric] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -403,21 +405,32 @@ def run_evaluation(
     return _judged_run(request, settings, interaction, base_plan, setup, items, started_at)
 
 
+@dataclass(frozen=True)
+class _OfflineScores:
+    """The offline families' columns, each question's values, and the metrics left empty."""
+
+    columns: list[str]
+    scores: dict[int, dict[str, float | str | None]]
+    empty: list[EmptyMetric]
+
+
 def _offline_scores(
     request: EvaluateRequest,
     plan: RunPlan,
     selected: Sequence[EvaluationItem],
     interaction: RunInteraction,
-) -> tuple[list[str], dict[int, dict[str, float | str | None]]]:
+) -> _OfflineScores:
     """The offline families' columns and each question's values (none without families)."""
-    return compute_offline(
-        plan.families,
-        selected,
-        replace(request.metric_options, references=not request.reference_free),
-        interaction.info,
-        answers_file=request.input_paths[2],
-        ground_truth_file=request.input_paths[1],
-        on_progress=interaction.work_progress,
+    return _OfflineScores(
+        *compute_offline(
+            plan.families,
+            selected,
+            replace(request.metric_options, references=not request.reference_free),
+            interaction.info,
+            answers_file=request.input_paths[2],
+            ground_truth_file=request.input_paths[1],
+            on_progress=interaction.work_progress,
+        )
     )
 
 
@@ -432,9 +445,10 @@ def _offline_run(
     selected = list(items) if request.limit is None else list(items)[: request.limit]
     interaction.show_plan(plan)
     prepare_output_directory(request.output_dir)
-    metric_columns, metric_scores = _offline_scores(request, plan, selected, interaction)
+    offline = _offline_scores(request, plan, selected, interaction)
+    metric_columns = offline.columns
     interaction.finished()
-    rows = ResultRows(selected, None, metric_scores)
+    rows = ResultRows(selected, None, offline.scores)
     carried = _carried_columns(plan, (), metric_columns)
     facts = RunFacts(
         judged=False,
@@ -466,6 +480,7 @@ def _offline_run(
         threshold_failures=failed_thresholds(request.fail_under, tally.observed_values()),
         groups=groups,
         reference_free=request.reference_free,
+        not_applicable=offline.empty,
     )
 
 
@@ -619,7 +634,7 @@ def _judged_run(
         if plan.sends_calls and setup.llm.question_embeddings is not None:
             # Loaded now, so a model that cannot load stops the run before the first call.
             setup.llm.question_embeddings.load()
-        metric_columns, metric_scores = _offline_scores(request, base_plan, selected, interaction)
+        offline = _offline_scores(request, base_plan, selected, interaction)
         run_batches = None
         if request.batch:
             from rag_evaluator.pipeline.batches import BatchRunner
@@ -645,8 +660,7 @@ def _judged_run(
             plan,
             selected,
             records,
-            metric_columns,
-            metric_scores,
+            offline,
             started_at,
             judged,
             cache,
@@ -687,14 +701,14 @@ def _write_outcome(
     plan: JudgingPlan,
     selected: Sequence[EvaluationItem],
     records: StoredRecords,
-    metric_columns: list[str],
-    metric_scores: dict[int, dict[str, float | str | None]],
+    offline: _OfflineScores,
     started_at: datetime,
     judged: Sequence[JudgedFamily[Any]],
     cache: ResponseCache,
 ) -> RunOutcome:
     # Read back from the checkpoint twice, to summarise and to write: never held whole.
-    rows = ResultRows(selected, records, metric_scores)
+    metric_columns = offline.columns
+    rows = ResultRows(selected, records, offline.scores)
     tally, group_tally = _tally_rows(rows, base_plan.group_by, judged, metric_columns)
     estimate = plan.estimate
     carried = _carried_columns(base_plan, judged, metric_columns)
@@ -745,6 +759,7 @@ def _write_outcome(
         threshold_failures=failed_thresholds(request.fail_under, tally.observed_values()),
         groups=groups,
         reference_free=request.reference_free,
+        not_applicable=offline.empty,
     )
 
 

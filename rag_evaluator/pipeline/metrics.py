@@ -49,12 +49,14 @@ __all__ = [
     "MATCH_MODES",
     "OFFLINE_FAMILIES",
     "BatchProgress",
+    "EmptyMetric",
     "InputFileNames",
     "MetricOptions",
     "OfflineMetricsResult",
     "compute_offline_metrics",
     "families_with_inputs",
     "metric_columns",
+    "not_applicable_rows",
     "validate_options",
 ]
 
@@ -93,13 +95,60 @@ class MetricOptions:
 
 
 @dataclass(frozen=True)
+class EmptyMetric:
+    """A metric left empty for some questions: each reason with its question numbers."""
+
+    metric: str
+    reasons: tuple[tuple[str, tuple[int, ...]], ...]
+    total: int
+
+    @property
+    def count(self) -> int:
+        return sum(len(numbers) for _, numbers in self.reasons)
+
+    def message(self) -> str:
+        """``recall_at_k: left empty for 2 of 3 question(s): <reason> (question 2); …``."""
+        details = "; ".join(
+            f"{reason} (question {format_numbers(numbers, _SHOWN_QUESTION_NUMBERS)})"
+            for reason, numbers in self.reasons
+        )
+        return f"{self.metric}: left empty for {self.count} of {self.total} question(s): {details}"
+
+
+@dataclass(frozen=True)
 class OfflineMetricsResult:
-    """Scores per question and column; ``None`` marks a cell left empty."""
+    """Scores per question and column; ``None`` marks a cell left empty.
+
+    ``warnings`` holds every note (one per metric left empty, then the hints); a run shows the
+    empty metrics (``empty``) as one table after its summary and warns about ``hints`` only,
+    what the user should act on.
+    """
 
     columns: list[str]
     # A score, or the text of a text column (Quality Failures); None for an empty cell.
     scores: dict[int, dict[str, float | str | None]]
     warnings: list[str] = field(default_factory=list)
+    empty: list[EmptyMetric] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+
+
+def not_applicable_rows(empty: Sequence[EmptyMetric]) -> list[tuple[tuple[str, ...], str, str]]:
+    """The rows of the table of empty metrics: (the metrics, ``7 of 20``, why and for which
+    questions), one row per reason and set of questions, the metrics sharing them together."""
+    grouped: dict[tuple[str, tuple[int, ...]], list[str]] = {}
+    totals: dict[tuple[str, tuple[int, ...]], int] = {}
+    for metric in empty:
+        for reason, numbers in metric.reasons:
+            grouped.setdefault((reason, numbers), []).append(metric.metric)
+            totals[(reason, numbers)] = metric.total
+    return [
+        (
+            tuple(metrics),
+            f"{len(numbers)} of {totals[(reason, numbers)]}",
+            f"{reason} (question {format_numbers(numbers, _SHOWN_QUESTION_NUMBERS)})",
+        )
+        for (reason, numbers), metrics in grouped.items()
+    ]
 
 
 def families_with_inputs(items: Sequence[EvaluationItem]) -> list[str]:
@@ -183,19 +232,17 @@ class _EmptyCells:
     def add(self, metric: str, reason: str, question_number: int) -> None:
         self._by_metric[metric][reason].append(question_number)
 
-    def warnings(self, columns: Sequence[str], total: int) -> list[str]:
-        messages: list[str] = []
-        for metric in columns:
-            reasons = self._by_metric.get(metric)
-            if not reasons:
-                continue
-            count = sum(len(numbers) for numbers in reasons.values())
-            details = "; ".join(
-                f"{reason} (question {format_numbers(numbers, _SHOWN_QUESTION_NUMBERS)})"
-                for reason, numbers in reasons.items()
+    def metrics(self, columns: Sequence[str], total: int) -> list[EmptyMetric]:
+        """The metrics left empty somewhere, in column order."""
+        return [
+            EmptyMetric(
+                metric,
+                tuple((reason, tuple(numbers)) for reason, numbers in reasons.items()),
+                total,
             )
-            messages.append(f"{metric}: left empty for {count} of {total} question(s): {details}")
-        return messages
+            for metric in columns
+            if (reasons := self._by_metric.get(metric))
+        ]
 
 
 def _score_family(
@@ -269,10 +316,14 @@ def compute_offline_metrics(
         for family in chosen:
             _score_family(tables[family], item, _INPUT_BUILDERS[family], run, row, empty)
         scores[item.question_number] = row
-    warnings = empty.warnings(columns, len(items))
-    if QUALITY in chosen and options.require_citations:
-        warnings += _no_citation_warning(items, scores)
-    return OfflineMetricsResult(columns, scores, warnings)
+    empty_metrics = empty.metrics(columns, len(items))
+    hints = (
+        _no_citation_warning(items, scores)
+        if QUALITY in chosen and options.require_citations
+        else []
+    )
+    warnings = [metric.message() for metric in empty_metrics] + hints
+    return OfflineMetricsResult(columns, scores, warnings, empty_metrics, hints)
 
 
 def _no_citation_warning(
