@@ -275,3 +275,25 @@ def test_convert_dataset_of_a_reference_free_file_gives_the_same_run(
         for name in ("a", "b")
     ]
     assert bodies[0] == bodies[1]
+
+
+def test_ragas_without_references_or_contexts_names_faithfulness_only(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    write_csv(
+        workspace.directory / "questions.csv",
+        ["Question Number", "Question"],
+        [[n, row[0]] for n, row in enumerate(ARES_ROWS, start=1)],
+    )
+    write_csv(
+        workspace.directory / "rag_answers.csv",
+        ["Question Number", "RAG Answer"],
+        [[n, row[2]] for n, row in enumerate(ARES_ROWS, start=1)],
+    )
+    result = run_cli([*RUN, "--metrics", "ragas", "--answer-relevance", "rating"])
+    assert result.exit_code == 0, result.output
+    assert (
+        "Warning: ragas: faithfulness is left empty for 3 of 3 question(s): no Contexts in "
+        "the answers file (question 1-3)"
+    ) in one_line(result.stderr)
+    assert {request.role for request in fake_anthropic.requests} == {"score"}

@@ -623,7 +623,9 @@ def _judged_run(
         run_plan = _run_plan(base_plan, request, setup, plan)
         selected_numbers = set(plan.selected)
         selected = [item for item in items if item.question_number in selected_numbers]
-        for warning in ragas_input_warnings(setup.llm.names, selected):
+        for warning in ragas_input_warnings(
+            setup.llm.names, selected, references=setup.llm.references
+        ):
             logger.warning(warning)
         interaction.show_plan(run_plan)
         if plan.sends_calls and not interaction.confirm("Proceed?", default=True):

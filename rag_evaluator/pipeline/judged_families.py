@@ -182,15 +182,22 @@ def build_llm_families(setup: LlmFamilySetup) -> list[JudgedFamily[Any]]:
     return families
 
 
-def ragas_input_warnings(names: Sequence[str], items: Sequence[EvaluationItem]) -> list[str]:
-    """A warning naming the questions whose context metrics RAGAS must leave empty."""
+def ragas_input_warnings(
+    names: Sequence[str], items: Sequence[EvaluationItem], *, references: bool = True
+) -> list[str]:
+    """A warning naming the questions whose context metrics RAGAS must leave empty (without
+    references only faithfulness reads the contexts)."""
     if RAGAS_FAMILY not in names:
         return []
     lacking = [item.question_number for item in items if item.contexts is None]
     if not lacking:
         return []
+    metrics = (
+        "faithfulness, context precision and context recall are"
+        if references
+        else "faithfulness is"
+    )
     return [
-        f"ragas: faithfulness, context precision and context recall are left empty for "
-        f"{len(lacking)} of {len(items)} question(s): no {CONTEXTS} in the answers file "
-        f"(question {format_numbers(lacking, 10)})"
+        f"ragas: {metrics} left empty for {len(lacking)} of {len(items)} question(s): no "
+        f"{CONTEXTS} in the answers file (question {format_numbers(lacking, 10)})"
     ]
