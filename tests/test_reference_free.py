@@ -297,3 +297,18 @@ def test_ragas_without_references_or_contexts_names_faithfulness_only(
         "the answers file (question 1-3)"
     ) in one_line(result.stderr)
     assert {request.role for request in fake_anthropic.requests} == {"score"}
+
+
+def test_convert_dataset_without_references_names_an_older_ground_truth_file(
+    workspace: Workspace,
+) -> None:
+    write_ares(workspace.directory)
+    old = workspace.directory / "ground_truth.csv"
+    old.write_text("Question Number,Ground Truth\n1,old\n", encoding="utf-8")
+    converted = run_cli(["convert", "--dataset", "nq_ratings.tsv"])
+    assert converted.exit_code == 0, converted.output
+    assert old.read_text(encoding="utf-8") == "Question Number,Ground Truth\n1,old\n"
+    assert (
+        "Warning: nq_ratings.tsv has no reference answers, but ground_truth.csv exists from "
+        "before: evaluate would read it. Move it away to evaluate without references"
+    ) in one_line(converted.stderr)

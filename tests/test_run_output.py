@@ -117,3 +117,20 @@ def test_a_run_without_the_judge_is_named_for_what_it_holds(workspace: Workspace
     page = results.path.with_suffix(".html").read_text(encoding="utf-8")
     date = f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]} {stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}"
     assert date in page
+
+
+def test_a_family_with_no_value_at_all_is_still_a_warning(workspace: Workspace) -> None:
+    # Something to act on: the inputs the family reads are missing for every question.
+    write_csv(
+        workspace.directory / "rag_answers.csv",
+        ["Question Number", "RAG Answer"],
+        [[n, QUESTIONS[n][2]] for n in sorted(QUESTIONS)],
+    )
+    result = run_cli(["evaluate", "--metrics", "retrieval,lexical", "--yes"])
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("Warning:")]
+    assert warnings == [
+        "Warning: retrieval: none of its metrics has a value for any of the 4 question(s): no "
+        "Contexts in rag_answers.csv. Give the run what the family needs, or leave it out of "
+        "--metrics"
+    ]

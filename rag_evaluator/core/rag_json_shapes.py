@@ -400,6 +400,15 @@ def _item_score(item: object) -> tuple[bool, object]:
     return bool(name), value
 
 
+def _context_items(value: object) -> list[object]:
+    """The items of a context field: a list as it is; a string spelling a list (pandas
+    ``to_json`` of a column read from CSV) that list; anything else a list of one."""
+    parsed = parse_list_literal(value) if isinstance(value, str) else None
+    if parsed is not None:
+        return parsed
+    return value if isinstance(value, list) else [value]
+
+
 def read_contexts(value: object, parallel_scores: object = None) -> ContextsRead:
     """The context texts of a field with the retrieval score of each kept item.
 
@@ -409,11 +418,7 @@ def read_contexts(value: object, parallel_scores: object = None) -> ContextsRead
     """
     if value is None:
         return ContextsRead(None, None, 0)
-    if isinstance(value, str):
-        # A list saved as text (pandas to_json of a column read from CSV) is that list.
-        parsed = parse_list_literal(value)
-        value = value if parsed is None else parsed
-    items = value if isinstance(value, list) else [value]
+    items = _context_items(value)
     own = [_item_score(item) for item in items]
     problem = ""
     scores_by_item: list[object] | None = None

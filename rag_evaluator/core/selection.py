@@ -112,26 +112,32 @@ def select_items(
         )
         for number in sorted(every_number - common - missing)
     ]
-    items = []
     no_truth = GroundTruthRow(0, "")
-    for number in sorted(common | missing):
-        truth = no_truth if reference_free else ground_truth.rows[number]
-        answer = answers.rows.get(number)
-        items.append(
-            EvaluationItem(
-                question_number=number,
-                question=questions.rows[number].question,
-                ground_truth=truth.ground_truth,
-                rag_answer=answer.rag_answer if answer is not None else "",
-                contexts=answer.contexts if answer is not None else None,
-                relevant_contexts=truth.relevant_contexts,
-                required_facts=truth.required_facts,
-                answer_missing=answer is None,
-                retrieval_scores=answer.retrieval_scores if answer is not None else None,
-                metadata=questions.rows[number].metadata,
-            )
+    items = [
+        _item(
+            questions.rows[number],
+            no_truth if reference_free else ground_truth.rows[number],
+            answers.rows.get(number),
         )
+        for number in sorted(common | missing)
+    ]
     return Selection(items, exclusions, len(answerable), len(answered))
+
+
+def _item(question: QuestionRow, truth: GroundTruthRow, answer: AnswerRow | None) -> EvaluationItem:
+    """One question's item; without an answer row (``--score-missing``) the answer is empty."""
+    return EvaluationItem(
+        question_number=question.question_number,
+        question=question.question,
+        ground_truth=truth.ground_truth,
+        rag_answer=answer.rag_answer if answer is not None else "",
+        contexts=answer.contexts if answer is not None else None,
+        relevant_contexts=truth.relevant_contexts,
+        required_facts=truth.required_facts,
+        answer_missing=answer is None,
+        retrieval_scores=answer.retrieval_scores if answer is not None else None,
+        metadata=question.metadata,
+    )
 
 
 def exclusion_warnings(exclusions: Sequence[Exclusion]) -> list[str]:

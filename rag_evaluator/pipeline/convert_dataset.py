@@ -100,6 +100,39 @@ def _check_outputs(
         check_new_file(path, option, force=force)
 
 
+def _warn_left_out(dataset_path: Path, parts: tuple[tuple[list[int], str], ...]) -> None:
+    """A warning per file that leaves records out for a missing part."""
+    for numbers, part in parts:
+        if numbers:
+            logger.warning(
+                "%s: question %s %s no %s and %s left out of the %s file",
+                dataset_path.name,
+                format_numbers(numbers, _SHOWN_NUMBERS),
+                "has" if len(numbers) == 1 else "have",
+                part,
+                "is" if len(numbers) == 1 else "are",
+                part,
+            )
+
+
+def _write_ground_truth(
+    dataset_path: Path, path: Path, rows: list[list[str]] | None, force: bool
+) -> int | None:
+    """Write the ground-truth file (its row count); none without references (``None``),
+    with a warning when an older one is there, since evaluate would read it."""
+    if rows is not None:
+        write_table(path, rows, "--ground-truth-out", force=force)
+        return len(rows) - 1
+    if path.exists():
+        logger.warning(
+            "%s has no reference answers, but %s exists from before: evaluate would read it. "
+            "Move it away to evaluate without references",
+            dataset_path.name,
+            path,
+        )
+    return None
+
+
 def convert_dataset(
     dataset_path: Path, outputs: DatasetOutputs, *, force: bool = False
 ) -> DatasetConvertReport:
@@ -125,33 +158,18 @@ def convert_dataset(
     )
     if not table.has_references:
         without_reference = []
-    for numbers, part in (
-        (without_question, "question"),
-        (without_reference, "reference"),
-        (without_answer if table.has_answers else [], "answer"),
-    ):
-        if numbers:
-            logger.warning(
-                "%s: question %s %s no %s and %s left out of the %s file",
-                dataset_path.name,
-                format_numbers(numbers, _SHOWN_NUMBERS),
-                "has" if len(numbers) == 1 else "have",
-                part,
-                "is" if len(numbers) == 1 else "are",
-                part,
-            )
+    _warn_left_out(
+        dataset_path,
+        (
+            (without_question, "question"),
+            (without_reference, "reference"),
+            (without_answer if table.has_answers else [], "answer"),
+        ),
+    )
     write_table(outputs.questions, questions, "--questions-out", force=force)
-    ground_truth_rows: int | None = None
-    if table.has_references:
-        write_table(outputs.ground_truth, ground_truth, "--ground-truth-out", force=force)
-        ground_truth_rows = len(ground_truth) - 1
-    elif outputs.ground_truth.exists():
-        logger.warning(
-            "%s has no reference answers, but %s exists from before: evaluate would read it. "
-            "Move it away to evaluate without references",
-            dataset_path.name,
-            outputs.ground_truth,
-        )
+    ground_truth_rows = _write_ground_truth(
+        dataset_path, outputs.ground_truth, ground_truth if table.has_references else None, force
+    )
     answer_rows: int | None = None
     if table.has_answers:
         write_table(outputs.answers, answers, "--output", force=force)

@@ -359,14 +359,7 @@ def run_evaluation(
 
     request = _settle_ground_truth(request, families, llm)
     files, selection, metadata_columns, reference_free = _load_inputs(request)
-    group_by = None
-    if request.group_by is not None:
-        source = (
-            request.dataset_path.name
-            if request.dataset_path is not None
-            else request.questions_path.name
-        )
-        group_by = resolve_group_column(request.group_by, metadata_columns, source)
+    group_by = _group_column(request, metadata_columns)
     exclusion_messages = exclusion_warnings(selection.exclusions)
     for message in exclusion_messages:
         logger.warning(message)
@@ -412,6 +405,18 @@ class _OfflineScores:
     columns: list[str]
     scores: dict[int, dict[str, float | str | None]]
     empty: list[EmptyMetric]
+
+
+def _group_column(request: EvaluateRequest, metadata_columns: Sequence[str]) -> str | None:
+    """The metadata column ``--group-by`` names, as spelled in the inputs."""
+    if request.group_by is None:
+        return None
+    source = (
+        request.dataset_path.name
+        if request.dataset_path is not None
+        else request.questions_path.name
+    )
+    return resolve_group_column(request.group_by, list(metadata_columns), source)
 
 
 def _offline_scores(

@@ -317,13 +317,36 @@ def compute_offline_metrics(
             _score_family(tables[family], item, _INPUT_BUILDERS[family], run, row, empty)
         scores[item.question_number] = row
     empty_metrics = empty.metrics(columns, len(items))
-    hints = (
-        _no_citation_warning(items, scores)
-        if QUALITY in chosen and options.require_citations
-        else []
-    )
+    hints = _families_without_values(tables, scores, empty_metrics)
+    if QUALITY in chosen and options.require_citations:
+        hints += _no_citation_warning(items, scores)
     warnings = [metric.message() for metric in empty_metrics] + hints
     return OfflineMetricsResult(columns, scores, warnings, empty_metrics, hints)
+
+
+def _families_without_values(
+    tables: dict[str, dict[str, MetricDefinition[Any]]],
+    scores: dict[int, dict[str, float | str | None]],
+    empty_metrics: Sequence[EmptyMetric],
+) -> list[str]:
+    """A warning per family asked for that has no value at all: something to act on (its
+    inputs are missing), unlike the cells of a metric that does not apply to some answers."""
+    reasons = {metric.metric: [reason for reason, _ in metric.reasons] for metric in empty_metrics}
+    hints = []
+    for family, definitions in tables.items():
+        if not scores or any(
+            row.get(name) is not None for row in scores.values() for name in definitions
+        ):
+            continue
+        why = list(
+            dict.fromkeys(reason for name in definitions for reason in reasons.get(name, []))
+        )
+        hints.append(
+            f"{family}: none of its metrics has a value for any of the {len(scores)} "
+            f"question(s): {'; '.join(why)}. Give the run what the family needs, or leave it "
+            "out of --metrics"
+        )
+    return hints
 
 
 def _no_citation_warning(
