@@ -129,7 +129,11 @@ class ResultsFile:
 
 
 def results_files(directory: Path) -> list[Path]:
-    return sorted(directory.glob("precision_scores_*.csv"))
+    """The results files of a folder: precision_scores_* (runs with the judge) and
+    metric_scores_* (runs without it)."""
+    return sorted(
+        [*directory.glob("precision_scores_*.csv"), *directory.glob("metric_scores_*.csv")]
+    )
 
 
 def read_results(path: Path) -> ResultsFile:

@@ -541,15 +541,16 @@ def write_json_dir_without_the_miss(project: Path) -> None:
     path.write_text(json.dumps(json.loads(path.read_text())[:1]))
 
 
-def test_a_question_answered_twice_is_no_failure(project: Path) -> None:
-    # The better answer is kept: nothing the question set needs was left out.
+def test_a_question_answered_twice_keeps_the_better_match_and_exits_1(project: Path) -> None:
+    # Issue 22: the other answer is left out, which is left-out input (it was exit 0).
     write_json_dir_without_the_miss(project)
     (project / "RAG_JSON_Files" / "e_rerun.json").write_text(
         json.dumps([{"question": QUESTIONS[1], "answer": "Exactly 25 days."}])
     )
     result = invoke()
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     assert "also answers question 1" in result.stderr
+    assert "Not converted: 1 lost answer" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -211,8 +211,9 @@ def test_questions_repeated_in_the_questions_file_are_pointed_out(project: Path)
     result = invoke()
     assert result.exit_code == 0
     assert (
-        "Warning: questions.csv has the same question text under numbers 2, 3; answers to it "
-        "go to question 2, so question 3 gets none. Make the texts differ or remove the repeats"
+        "Warning: questions.csv has the same question text under numbers 2, 3; the answers to "
+        "it are given to them in the order the outputs list them. Make the texts differ if "
+        "that is not the order of the questions"
     ) in result.stderr
 
 

@@ -365,11 +365,6 @@ def test_records_missing_a_part_are_left_out_like_the_three_csvs(
         ),
         (
             "d.json",
-            '[{"question": "Q", "answer": "A"}]',
-            "d.json has no reference field in any record",
-        ),
-        (
-            "d.json",
             '[{"question": "Q", "reference": "R"}]',
             "d.json has no answer field in any record",
         ),
@@ -436,17 +431,13 @@ def test_a_csv_list_cell_that_is_no_list_is_an_error_with_the_line(tmp_path: Pat
     ("ids", "expected"),
     [
         ([1, 1], "d.json item 2: question number 1 repeats that of item 1 (id field 'id')"),
-        (
-            ["5b2e-91", 2],
-            "d.json item 1: the id '5b2e-91' in 'id' is not a question number. Give every "
-            "record a whole number ≥ 1 (such as 7 or Q7) in 'id', or rename that field",
-        ),
-        ([-3, 2], "d.json item 1: the id -3 in 'id' is not a question number"),
+        (["5b2e", 2, "5b2e"], "d.json item 3: the id '5b2e' in 'id' repeats that of item 1"),
         ([True, 2], "d.json item 1: the id field 'id' is a boolean"),
-        ([1.5, 2], "d.json item 1: the id 1.5 in 'id' is not a question number"),
+        ([None, 2], "d.json item 1: the id field 'id' is null"),
+        (["  ", 2], "d.json item 1: the id field 'id' is blank"),
     ],
 )
-def test_ids_that_are_not_positive_whole_numbers_or_repeat_are_errors(
+def test_ids_that_repeat_or_are_no_id_at_all_are_errors(
     tmp_path: Path, ids: list[object], expected: str
 ) -> None:
     records = [
@@ -454,6 +445,22 @@ def test_ids_that_are_not_positive_whole_numbers_or_repeat_are_errors(
         for index, value in enumerate(ids)
     ]
     assert error_of(write(tmp_path, "d.json", json.dumps(records))).startswith(expected)
+
+
+@pytest.mark.parametrize("ids", [["5b2e-91", 2], [-3, 2], [1.5, 2]])
+def test_ids_that_name_no_question_number_are_keys_in_record_order(
+    tmp_path: Path, ids: list[object]
+) -> None:
+    # Issue 22: an id is a key, not a number to parse (it was an error before).
+    records = [
+        {"id": value, "question": f"Q{index}", "reference": "R", "answer": "A"}
+        for index, value in enumerate(ids)
+    ]
+    inputs = load_dataset(write(tmp_path, "d.json", json.dumps(records)))
+    assert {n: dict(row.metadata) for n, row in inputs.questions.rows.items()} == {
+        1: {"id": str(ids[0])},
+        2: {"id": "2"},
+    }
 
 
 def test_an_id_on_some_records_only_is_an_error(tmp_path: Path) -> None:

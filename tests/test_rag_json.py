@@ -486,7 +486,7 @@ def test_a_file_whose_every_entry_is_unusable_is_skipped_with_the_first_reason(
     assert caught.value.message == (
         "useless.json has no usable entries (2 skipped). The first, item 1: no question field "
         "(fields found: 'foo'). Name it one of: question, query, prompt, input, user_input, "
-        "question_text"
+        "question_text, reference_question, synthetic_query, messages"
     )
 
 

@@ -133,7 +133,12 @@ def _show_dataset_summary(report: DatasetConvertReport) -> None:
         ("Records read", report.records),
         ("Question numbers from", report.numbering),
         (f"Rows in {outputs.questions}", report.question_rows),
-        (f"Rows in {outputs.ground_truth}", report.ground_truth_rows),
+        (
+            f"Rows in {outputs.ground_truth}",
+            "not written (no references)"
+            if report.ground_truth_rows is None
+            else report.ground_truth_rows,
+        ),
         (
             f"Rows in {outputs.answers}",
             "not written (no answers)" if report.answer_rows is None else report.answer_rows,
@@ -142,10 +147,18 @@ def _show_dataset_summary(report: DatasetConvertReport) -> None:
         ("Metadata columns", ", ".join(report.metadata_columns) or "none"),
     ]
     console.table("rag-eval convert --dataset", ["Outcome", "Count"], rows)
-    written = [outputs.questions, outputs.ground_truth]
+    written = [outputs.questions]
+    if report.ground_truth_rows is not None:
+        written.append(outputs.ground_truth)
     if report.answer_rows is not None:
         written.append(outputs.answers)
     console.info(f"Wrote {', '.join(str(path) for path in written)}")
+    if report.ground_truth_rows is None:
+        console.info(
+            f"{outputs.ground_truth} was not written: {report.dataset_path.name} has no "
+            "reference answers (evaluate runs without it, leaving out the families that need "
+            "one)"
+        )
     if report.exit_code:
         console.info("Some records were left out of a file (see the messages above); exit code 1")
     raise typer.Exit(report.exit_code)

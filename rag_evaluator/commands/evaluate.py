@@ -12,7 +12,6 @@ from rag_evaluator.commands.run_console import RunConsole
 from rag_evaluator.core.cost import ESTIMATE_ASSUMES, dollar_range
 from rag_evaluator.core.gates import describe_failures, parse_thresholds
 from rag_evaluator.core.group_summary import group_table
-from rag_evaluator.core.metric_kinds import METRIC_KINDS
 from rag_evaluator.core.metrics.quality import DEFAULT_FALLBACK_PHRASES
 from rag_evaluator.core.models import DEFAULT_MODEL_ALIAS
 from rag_evaluator.core.money import format_usd
@@ -30,7 +29,7 @@ from rag_evaluator.pipeline.evaluate import (
 )
 from rag_evaluator.pipeline.judged_families import AUTO, LlmFamilyOptions
 from rag_evaluator.pipeline.metric_families import JUDGE_FAMILY, read_fallback_phrases
-from rag_evaluator.pipeline.metrics import MetricOptions
+from rag_evaluator.pipeline.metrics import MetricOptions, not_applicable_rows
 from rag_evaluator.pipeline.report import report_for_run
 from rag_evaluator.settings import load_settings
 
@@ -93,6 +92,8 @@ class ConsoleInteraction(RunConsole):
                 "(--limit; run again without it to evaluate the rest)"
             )
         console.info(f"Metrics: {', '.join(plan.families.names())}")
+        if plan.reference_note:
+            console.info(plan.reference_note)
         if plan.group_by is not None:
             console.info(f"Grouped by: {plan.group_by}")
         if plan.model is None:
@@ -433,6 +434,7 @@ def evaluate_command(
     request = EvaluateRequest(
         questions_path=questions or Path("questions.csv"),
         ground_truth_path=ground_truth or Path("ground_truth.csv"),
+        ground_truth_given=ground_truth is not None,
         answers_path=answers or Path("rag_answers.csv"),
         working_directory=working_directory,
         dataset_path=dataset,
@@ -506,16 +508,25 @@ def evaluate_command(
 
 
 def _show_results(outcome: RunOutcome, request: EvaluateRequest, report: bool) -> None:
-    """The summary table, the group table and where the files were written."""
+    """The summary table, the group and not-applicable tables, and where files were written."""
     console.table(
         "Summary",
         ["", "Value"],
-        # The kinds declaration is for the readers of the results file, not for people.
-        [[line.label, line.value] for line in outcome.summary if line.label != METRIC_KINDS],
+        [[line.label, line.value] for line in outcome.summary],
     )
     if outcome.groups:
         header, rows = group_table(outcome.groups)
         console.table(f"By {outcome.groups[0].column}", header, rows)
+    if outcome.not_applicable:
+        console.table(
+            "Not applicable (cells left empty, and why)",
+            ["Metrics", "Empty", "Why"],
+            [
+                ("\n".join(metrics), empty, why)
+                for metrics, empty, why in not_applicable_rows(outcome.not_applicable)
+            ],
+            text_columns=(2,),
+        )
     console.info(f"Results written to {outcome.results_path}")
     if outcome.json_path is not None:
         console.info(f"JSON results written to {outcome.json_path}")
@@ -523,7 +534,7 @@ def _show_results(outcome: RunOutcome, request: EvaluateRequest, report: bool) -
         written = report_for_run(
             outcome.results_path,
             request.answers_path,
-            request.ground_truth_path,
+            None if outcome.reference_free else request.ground_truth_path,
             dataset_path=request.dataset_path,
         )
         console.info(f"Report written to {written.path}")

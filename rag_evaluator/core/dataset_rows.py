@@ -11,10 +11,12 @@ Field names come from the one alias table in ``core/rag_json_shapes.py``. Rules:
 - question numbers come from an id field (``QUESTION_ID_FIELDS``) when the records have
   one, else from the record order (1-based). Ids are whole numbers, or ID-like text such as
   ``Q7``; ids counted from 0 (every id a whole number, the smallest 0) are shifted by one.
-  An id of another kind, a repeated id, or an id on some records but not others is an error;
+  Ids of any other form are keys: the records are numbered in file order and the ids kept
+  in a column of their own. A repeated id, or an id on some records but not others, is an
+  error;
 - a question, reference or answer that is absent, ``null`` or blank is missing: the
   record is left out of that part (the run reports it like a question missing from one of
-  the three files);
+  the three files); a dataset none of whose records has a reference is reference-free;
 - a field of the wrong type is an error naming the file, the record and the fix;
 - every other field holding text, a number or a boolean is a metadata column (so are those
   inside ``metadata``/``additional_metadata``/``meta`` objects); lists and objects are not
@@ -23,7 +25,6 @@ Field names come from the one alias table in ``core/rag_json_shapes.py``. Rules:
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +38,11 @@ from rag_evaluator.core.fields import (
     RELEVANT_CONTEXTS,
     REQUIRED_FACTS,
     RETRIEVAL_SCORES,
+    bar_joined_warning,
     column_key,
+    looks_bar_joined,
+    parse_list_literal,
+    split_bar_joined,
 )
 from rag_evaluator.core.rag_json_shapes import (
     ANSWER_FIELDS,
@@ -45,23 +50,27 @@ from rag_evaluator.core.rag_json_shapes import (
     CONTAINER_FIELDS,
     CONTEXT_KEYS,
     CONTEXT_TEXT_FIELDS,
+    CONVERSATION_COLUMN,
     METADATA_CONTAINER_KEYS,
     QUESTION_FIELDS,
     QUESTION_ID_FIELDS,
     QUESTION_ID_KEYS,
     QUESTION_KEYS,
     REFERENCE_CONTEXT_KEYS,
-    REFERENCE_FIELDS,
     REFERENCE_KEYS,
     REQUIRED_FACT_KEYS,
     RETRIEVAL_SCORE_KEYS,
+    chat_question,
     clean_text,
     find_field,
     golden_contexts_field,
+    joined_texts,
     json_type,
     parse_question_id,
     read_contexts,
+    retrieval_scores_field,
     retrieved_contexts_field,
+    uses_deepeval_names,
 )
 from rag_evaluator.core.snippets import quote_snippet
 from rag_evaluator.errors import InputError
@@ -118,6 +127,13 @@ class DatasetTable:
     numbering: str  # "the 'query_id' field" or "the record order"
     has_answers: bool
     notes: list[str] = field(default_factory=list)
+    # What the user should act on (a CSV list cell that looks "|"-joined).
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def has_references(self) -> bool:
+        """Whether any record holds a reference answer (else the run is reference-free)."""
+        return any(GROUND_TRUTH in row.cells for row in self.rows)
 
 
 def _shown_fields(record: Mapping[str, object], limit: int = 10) -> str:
@@ -130,9 +146,15 @@ def _shown_fields(record: Mapping[str, object], limit: int = 10) -> str:
 class _Reader:
     """Reads the fields of one record, raising an error that names the file and record."""
 
-    def __init__(self, source_name: str, record: DatasetRecord) -> None:
+    def __init__(
+        self, source_name: str, record: DatasetRecord, bar_cells: dict[str, int] | None = None
+    ) -> None:
         self.source_name = source_name
         self.record = record
+        # deepeval joins the lists of its CSV files with "|": split them as deepeval does.
+        self.bar_joined_lists = record.from_csv and uses_deepeval_names(record.fields)
+        # Elsewhere such cells are one text each, counted by field for one warning.
+        self.bar_cells = bar_cells if bar_cells is not None else {}
 
     def error(self, message: str) -> InputError:
         return InputError(f"{self.source_name} {self.record.location}: {message}")
@@ -147,9 +169,10 @@ class _Reader:
             text = clean_text(value)
         elif isinstance(value, int | float) and not isinstance(value, bool):
             text = json.dumps(value)
-        elif isinstance(value, list) and all(isinstance(part, str) for part in value):
-            # ragas exports write some references as a list of strings.
-            text = clean_text("\n".join(value))
+        elif isinstance(value, list):
+            # ragas writes some references as a list of strings, MTRAG its answers and
+            # references as [{"text": ...}].
+            text = joined_texts(value)
         elif isinstance(value, dict):
             _, inner = find_field(value, [column_key(n) for n in (*CONTEXT_TEXT_FIELDS, what)])
             if isinstance(inner, str):
@@ -161,27 +184,39 @@ class _Reader:
             )
         return name, text if text.strip() else None
 
-    def listed(self, name: str, value: object) -> object:
-        """A list field's value; a CSV cell is parsed (JSON array, or a Python list as
-        pandas writes it); blank is ``None``."""
-        if not self.record.from_csv or not isinstance(value, str):
+    def question(self) -> tuple[str | None, str | None]:
+        """The question (``None`` when missing) and, when it is chat-style (a list of
+        messages), the turns before it as text."""
+        name, value = find_field(self.record.fields, QUESTION_KEYS)
+        chat = chat_question(value) if name else None
+        if chat is not None:
+            return (chat.question if chat.question.strip() else None), chat.conversation
+        return self.text(QUESTION_KEYS, "question")[1], None
+
+    def listed(self, name: str, value: object, *, texts: bool = True) -> object:
+        """A list field's value: a list as it is; text spelling a list (``["a", "b"]`` or
+        pandas' ``['a', 'b']``) that list, in JSON as in CSV. A CSV cell that is no list:
+        blank is ``None``, ``|``-joined in deepeval's files is split, else one text
+        (``texts=False``: a list of scores or facts, never ``|``-joined)."""
+        if not isinstance(value, str):
             return value
+        parsed = parse_list_literal(value)
+        if parsed is not None:
+            return parsed
         text = value.strip()
+        if not self.record.from_csv:
+            return value
         if not text:
             return None
-        if not text.startswith("["):
-            return text
-        try:
-            return json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
-            pass
-        try:
-            parsed = ast.literal_eval(text)
-        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-            parsed = None
-        if isinstance(parsed, list):
-            return parsed
-        raise self.error(f"the '{name}' cell starts with '[' but is not a JSON array. {_LIST_FIX}")
+        if text.startswith("["):
+            raise self.error(
+                f"the '{name}' cell starts with '[' but is not a JSON array. {_LIST_FIX}"
+            )
+        if texts and looks_bar_joined(text):
+            if self.bar_joined_lists:
+                return split_bar_joined(text)
+            self.bar_cells[name] = self.bar_cells.get(name, 0) + 1
+        return text
 
     def contexts(self, name: str, value: object, parallel: object) -> tuple[str, str]:
         """The Contexts and Retrieval Scores cells of a context field."""
@@ -217,7 +252,7 @@ class _Reader:
             )
 
     def scores(self, name: str, value: object) -> object:
-        value = self.listed(name, value)
+        value = self.listed(name, value, texts=False)
         if value is None:
             return None
         if not isinstance(value, list) or any(
@@ -231,7 +266,7 @@ class _Reader:
 
     def text_list(self, name: str, value: object, *, semicolons: bool = False) -> str:
         """A list-of-texts cell (golden contexts, required facts), as the CSV would hold it."""
-        value = self.listed(name, value)
+        value = self.listed(name, value, texts=not semicolons)
         if value is None:
             return ""
         if isinstance(value, str):
@@ -285,35 +320,56 @@ def _metadata(fields: Mapping[str, object], skipped: dict[str, None]) -> dict[st
     return cells
 
 
-def _id_number(reader: _Reader, name: str, value: object) -> int:
-    fix = (
-        f"Give every record a whole number ≥ 1 (such as 7 or Q7) in '{name}', or rename "
-        "that field so the records are numbered in file order"
-    )
-    if isinstance(value, bool) or value is None:
-        raise reader.error(f"the id field '{name}' is {json_type(value)}. {fix}")
+# Whole numbers from here on have more digits than a question number may have.
+_MAX_ID_NUMBER = 10**18
+
+
+@dataclass(frozen=True)
+class _Numbering:
+    """The records' question numbers, what they came from and notes for the log.
+
+    ``key_column`` is set when the ids are keys (text such as a hash): the records are then
+    numbered in file order and ``keys`` (one per record) are carried in that column.
+    """
+
+    numbers: list[int]
+    source: str
+    notes: list[str] = field(default_factory=list)
+    key_column: str = ""
+    keys: list[str] = field(default_factory=list)
+
+
+def _id_key(reader: _Reader, name: str, value: object) -> tuple[str, int | None]:
+    """An id as text, and the question number it names (``None``: it names none, a key)."""
+    if isinstance(value, bool | list | dict) or value is None:
+        raise reader.error(
+            f"the id field '{name}' is {json_type(value)}. Give every record an id (text or a "
+            f"whole number) in '{name}', or remove that field from all records so they are "
+            "numbered in file order"
+        )
+    number: int | None = None
     if isinstance(value, int):
-        number: int | None = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and not value.strip().startswith(("-", "+")):
-        number = parse_question_id(value)
+        key, number = str(value), value
+    elif isinstance(value, float):
+        key, number = json.dumps(value), int(value) if value.is_integer() else None
     else:
+        key = clean_text(str(value))
+        if not key.strip():
+            raise reader.error(f"the id field '{name}' is blank. Give every record its own id")
+        if not key.strip().startswith(("-", "+")):
+            number = parse_question_id(key)
+    if number is not None and not 0 <= number < _MAX_ID_NUMBER:
         number = None
-    if number is None or number < 0:
-        shown = quote_snippet(str(value), 40) if isinstance(value, str) else json.dumps(value)
-        raise reader.error(f"the id {shown} in '{name}' is not a question number. {fix}")
-    return number
+    return key, number
 
 
-def _question_numbers(
-    source_name: str, records: Sequence[DatasetRecord]
-) -> tuple[list[int], str, list[str]]:
-    """Each record's question number, what they came from, and notes for the log."""
+def _question_numbers(source_name: str, records: Sequence[DatasetRecord]) -> _Numbering:
+    """Each record's question number: the ids when every id names one, else the record
+    order with the ids kept as keys (an id is a key, not a number to guess at)."""
     found = [find_field(record.fields, QUESTION_ID_KEYS) for record in records]
     with_id = [index for index, (name, _) in enumerate(found) if name]
     if not with_id:
-        return list(range(1, len(records) + 1)), "the record order", []
+        return _Numbering(list(range(1, len(records) + 1)), "the record order")
     if len(with_id) != len(records):
         missing = next(index for index, (name, _) in enumerate(found) if not name)
         named = found[with_id[0]][0]
@@ -322,28 +378,58 @@ def _question_numbers(
             f"{records[with_id[0]].location} has one. Give every record an id in '{named}', "
             "or remove the field from all of them so the records are numbered in file order"
         )
-    numbers = [
-        _id_number(_Reader(source_name, record), name, value)
+    ids = [
+        _id_key(_Reader(source_name, record), name, value)
         for record, (name, value) in zip(records, found, strict=True)
     ]
-    id_names = sorted({name for name, _ in found})
+    id_names = ", ".join(repr(name) for name in sorted({name for name, _ in found}))
+    numbers = [number for _, number in ids]
+    if any(number is None for number in numbers):
+        return _keyed_numbering(source_name, records, [key for key, _ in ids], found[0][0])
+    whole = [number for number in numbers if number is not None]
     notes: list[str] = []
-    if min(numbers) == 0:
-        numbers = [number + 1 for number in numbers]
+    if min(whole) == 0:
+        whole = [number + 1 for number in whole]
         notes.append(
-            f"{source_name}: the ids in {', '.join(repr(n) for n in id_names)} start at 0; "
-            "question numbers are the ids plus one"
+            f"{source_name}: the ids in {id_names} start at 0; question numbers are the ids "
+            "plus one"
         )
     first_at: dict[int, int] = {}
-    for index, number in enumerate(numbers):
+    for index, number in enumerate(whole):
         if number in first_at:
             raise InputError(
                 f"{source_name} {records[index].location}: question number {number} repeats "
-                f"that of {records[first_at[number]].location} (id field "
-                f"{', '.join(repr(n) for n in id_names)}). Give every record its own id"
+                f"that of {records[first_at[number]].location} (id field {id_names}). Give "
+                "every record its own id"
             )
         first_at[number] = index
-    return numbers, f"the {', '.join(repr(n) for n in id_names)} field", notes
+    return _Numbering(whole, f"the {id_names} field", notes)
+
+
+def _keyed_numbering(
+    source_name: str, records: Sequence[DatasetRecord], keys: list[str], column: str
+) -> _Numbering:
+    """Record-order numbers for ids that are keys; a key given twice is an error."""
+    first_at: dict[str, int] = {}
+    for index, key in enumerate(keys):
+        if key in first_at:
+            raise InputError(
+                f"{source_name} {records[index].location}: the id {quote_snippet(key, 40)} in "
+                f"'{column}' repeats that of {records[first_at[key]].location}. Give every "
+                "record its own id"
+            )
+        first_at[key] = index
+    note = (
+        f"{source_name}: the ids in '{column}' are keys, not question numbers: the records are "
+        f"numbered in file order and the ids kept in the column '{column}'"
+    )
+    return _Numbering(
+        list(range(1, len(records) + 1)),
+        f"the record order (ids kept in '{column}')",
+        [note],
+        column,
+        keys,
+    )
 
 
 def _require_field(
@@ -366,48 +452,31 @@ def dataset_table(
     source_name: str, records: Sequence[DatasetRecord], *, require_answers: bool = True
 ) -> DatasetTable:
     """The canonical rows of a dataset's records; raise ``InputError`` for an unknown shape
-    (no question or reference field anywhere, or no answer field when ``require_answers``)
-    and for any field of the wrong type."""
+    (no question field anywhere, or no answer field when ``require_answers``) and for any
+    field of the wrong type."""
     if not records:
         raise InputError(
             f"{source_name} holds no records. Give it one object (or CSV row) per question"
         )
     _require_field(source_name, records, QUESTION_KEYS, QUESTION_FIELDS, "question")
-    _require_field(source_name, records, REFERENCE_KEYS, REFERENCE_FIELDS, "reference")
+    # No reference field is no error: a dataset of RAG outputs without references (ARES)
+    # runs the families that need none.
     has_answers = any(find_field(record.fields, ANSWER_KEYS)[0] for record in records)
     if require_answers:
         _require_field(source_name, records, ANSWER_KEYS, ANSWER_FIELDS, "answer")
-    numbers, numbering, notes = _question_numbers(source_name, records)
+    numbering = _question_numbers(source_name, records)
+    notes = list(numbering.notes)
     rows: list[CanonicalRow] = []
     metadata_columns: dict[str, None] = {}
     skipped_metadata: dict[str, None] = {}
-    for record, number in zip(records, numbers, strict=True):
-        reader = _Reader(source_name, record)
-        fields = record.fields
-        cells: dict[str, str] = {QUESTION_NUMBER: str(number)}
-        for column, keys, what in (
-            (QUESTION, QUESTION_KEYS, "question"),
-            (GROUND_TRUTH, REFERENCE_KEYS, "reference"),
-            (RAG_ANSWER, ANSWER_KEYS, "answer"),
-        ):
-            _, text = reader.text(keys, what)
-            if text is not None:
-                cells[column] = text
-        scores_name, scores_value = find_field(fields, RETRIEVAL_SCORE_KEYS)
-        parallel = reader.scores(scores_name, scores_value) if scores_name else None
-        contexts_name, contexts_value = retrieved_contexts_field(fields)
-        cells[CONTEXTS], cells[RETRIEVAL_SCORES] = (
-            reader.contexts(contexts_name, contexts_value, parallel) if contexts_name else ("", "")
-        )
-        golden_name, golden_value = golden_contexts_field(fields)
-        cells[RELEVANT_CONTEXTS] = (
-            reader.text_list(golden_name, golden_value) if golden_name else ""
-        )
-        facts_name, facts_value = find_field(fields, REQUIRED_FACT_KEYS)
-        cells[REQUIRED_FACTS] = (
-            reader.text_list(facts_name, facts_value, semicolons=True) if facts_name else ""
-        )
-        metadata = _metadata(fields, skipped_metadata)
+    bar_cells: dict[str, int] = {}
+    for index, (record, number) in enumerate(zip(records, numbering.numbers, strict=True)):
+        reader = _Reader(source_name, record, bar_cells)
+        cells, derived = _record_cells(reader, number)
+        if numbering.key_column:
+            derived = {numbering.key_column: numbering.keys[index], **derived}
+        # A field of the record itself wins over a derived column of the same name.
+        metadata = {**derived, **_metadata(record.fields, skipped_metadata)}
         for name in metadata:
             metadata_columns.setdefault(name)
         cells.update(metadata)
@@ -418,7 +487,49 @@ def dataset_table(
             f"{'holds' if len(skipped_metadata) == 1 else 'hold'} lists or objects, which are "
             "not carried into the results (only text, numbers and booleans are)"
         )
-    return DatasetTable(source_name, rows, list(metadata_columns), numbering, has_answers, notes)
+    warnings = [bar_joined_warning(source_name, name, count) for name, count in bar_cells.items()]
+    return DatasetTable(
+        source_name,
+        rows,
+        list(metadata_columns),
+        numbering.source,
+        has_answers,
+        notes,
+        warnings,
+    )
+
+
+def _record_cells(reader: _Reader, number: int) -> tuple[dict[str, str], dict[str, str]]:
+    """One record's canonical cells, and the metadata derived from its inputs (the turns
+    before a chat-style question)."""
+    fields = reader.record.fields
+    cells: dict[str, str] = {QUESTION_NUMBER: str(number)}
+    derived: dict[str, str] = {}
+    question, conversation = reader.question()
+    if question is not None:
+        cells[QUESTION] = question
+    if conversation is not None:
+        derived[CONVERSATION_COLUMN] = conversation
+    for column, keys, what in (
+        (GROUND_TRUTH, REFERENCE_KEYS, "reference"),
+        (RAG_ANSWER, ANSWER_KEYS, "answer"),
+    ):
+        _, text = reader.text(keys, what)
+        if text is not None:
+            cells[column] = text
+    scores_name, scores_value = retrieval_scores_field(fields)
+    parallel = reader.scores(scores_name, scores_value) if scores_name else None
+    contexts_name, contexts_value = retrieved_contexts_field(fields)
+    cells[CONTEXTS], cells[RETRIEVAL_SCORES] = (
+        reader.contexts(contexts_name, contexts_value, parallel) if contexts_name else ("", "")
+    )
+    golden_name, golden_value = golden_contexts_field(fields)
+    cells[RELEVANT_CONTEXTS] = reader.text_list(golden_name, golden_value) if golden_name else ""
+    facts_name, facts_value = find_field(fields, REQUIRED_FACT_KEYS)
+    cells[REQUIRED_FACTS] = (
+        reader.text_list(facts_name, facts_value, semicolons=True) if facts_name else ""
+    )
+    return cells, derived
 
 
 def unknown_dataset_shape(source_name: str, detail: str) -> InputError:

@@ -6,6 +6,7 @@ Pure: takes and returns plain data. The CSV reader in ``storage/tables.py`` uses
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -182,22 +183,76 @@ def parse_score_list(raw: str) -> tuple[float, ...] | None:
     return tuple(scores)
 
 
+def parse_list_literal(text: str) -> list[object] | None:
+    """The list a text spells, or ``None``: a JSON array (``["a", "b"]``, what pandas
+    ``to_json`` writes for a column read from CSV) or a Python list of literals
+    (``['a', 'b']``, what pandas ``to_csv`` writes for a list column).
+
+    Every reader of a list cell or field (the three CSVs, datasets, convert) uses this one
+    rule, so a list reads the same whichever path it takes.
+    """
+    stripped = text.strip()
+    if not (stripped.startswith("[") and stripped.endswith("]")):
+        return None
+    try:
+        value = json.loads(stripped)
+    except (json.JSONDecodeError, RecursionError):
+        try:
+            value = ast.literal_eval(stripped)
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            return None
+    return value if isinstance(value, list) else None
+
+
+def list_items_text(items: Sequence[object]) -> list[str]:
+    """The items of a parsed list cell as text: strings as they are, others as JSON."""
+    return [item if isinstance(item, str) else json.dumps(item) for item in items]
+
+
+# deepeval writes the lists of its CSV files joined by "|" (Geography|Mountains).
+BAR = "|"
+
+
+def looks_bar_joined(raw: str) -> bool:
+    """Whether a cell that is no list holds texts joined by ``|``, as deepeval writes them.
+
+    A Markdown table (a line starting or ending with ``|``) is one text, not a joined list.
+    """
+    text = raw.strip()
+    if BAR not in text or parse_list_literal(text) is not None:
+        return False
+    return not any(
+        line.strip().startswith(BAR) or line.strip().endswith(BAR) for line in text.splitlines()
+    )
+
+
+def split_bar_joined(raw: str) -> list[str]:
+    """The texts of a ``|``-joined cell (blank parts dropped)."""
+    return [part for part in raw.split(BAR) if part.strip()]
+
+
+def bar_joined_warning(source: str, column: str, rows: int) -> str:
+    """The warning for a column whose cells look ``|``-joined but are read as one text each."""
+    return (
+        f"{source}: the '{column}' cell of {rows} row{'' if rows == 1 else 's'} holds '|' "
+        "and is read as one context. If '|' separates several contexts, write the cell as a "
+        'JSON array such as ["first", "second"]'
+    )
+
+
 def parse_text_list(raw: str, *, allow_semicolons: bool = False) -> list[str] | None:
-    """Parse a cell holding a list of strings: a JSON array, or ``a; b; c`` when allowed.
+    """Parse a cell holding a list of strings: a JSON array or Python list
+    (``parse_list_literal``), or ``a; b; c`` when allowed.
 
     Returns ``None`` for a blank cell (the input is missing, not empty) and ``[]``
-    for an explicit ``[]``. Non-string JSON items are turned into their JSON text.
+    for an explicit ``[]``. Non-string items are turned into their JSON text.
     """
     text = raw.strip()
     if not text:
         return None
-    if text.startswith("["):
-        try:
-            value = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
-            value = None
-        if isinstance(value, list):
-            return [item if isinstance(item, str) else json.dumps(item) for item in value]
+    value = parse_list_literal(text)
+    if value is not None:
+        return list_items_text(value)
     if allow_semicolons:
         return [part.strip() for part in text.split(";") if part.strip()]
     return [text]

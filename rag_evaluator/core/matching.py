@@ -22,7 +22,9 @@ Assignment. Each entry goes to its best-scoring question (lowest question number
 on a tie) when the score reaches the threshold. One answer per question: when
 several entries claim one question, an entry with answer text beats an empty (or
 null) answer, then a text match beats an ID key, then the higher score wins, then
-the entry read first; the others are reported as lost claims.
+the entry read first; the others are reported as lost claims. A text that
+questions.csv repeats under several numbers takes as many entries, in that order:
+an entry that loses the first number goes to the next free one.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import numpy as np
@@ -201,6 +203,14 @@ class LostClaim:
     loser: MatchedEntry
     winner: MatchedEntry
 
+    @property
+    def decided_by_read_order(self) -> bool:
+        """Whether nothing but the read order chose the winner: both have answer text (or
+        both none), both matched by text at the same score or both by ID key."""
+        return self.loser.has_answer == self.winner.has_answer and (
+            self.loser.score == self.winner.score
+        )
+
     def message(self) -> str:
         """The warning shown for the losing entry."""
         loser, winner = self.loser, self.winner
@@ -284,8 +294,15 @@ def assign_entries(
 
     winners: dict[int, MatchedEntry] = {}
     lost: list[LostClaim] = []
+    same_text = _same_text_numbers(questions, numbers)
     for claim in sorted(claims, key=_claim_strength):
         current = winners.get(claim.question_number)
+        if current is not None and claim.score is not None:
+            # A text questions.csv repeats: the next entry takes its next free number.
+            free = [n for n in same_text.get(claim.question_number, ()) if n not in winners]
+            if free:
+                claim = replace(claim, question_number=free[0])
+                current = None
         if current is None:
             winners[claim.question_number] = claim
         else:
@@ -293,6 +310,14 @@ def assign_entries(
     lost.sort(key=lambda item: item.loser.order)
     matched = [winners[number] for number in sorted(winners)]
     return Assignment(matched, unmatched, lost)
+
+
+def _same_text_numbers(
+    questions: Mapping[int, str], numbers: Sequence[int]
+) -> dict[int, list[int]]:
+    """For each question whose text questions.csv repeats, every number of that text."""
+    groups = repeated_questions({number: questions[number] for number in numbers})
+    return {number: group for group in groups for number in group}
 
 
 def _claim_strength(claim: MatchedEntry) -> tuple[bool, bool, float, int]:

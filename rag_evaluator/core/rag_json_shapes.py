@@ -25,7 +25,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rag_evaluator.core.fields import column_key
+from rag_evaluator.core.fields import column_key, parse_list_literal
 from rag_evaluator.core.snippets import quote_snippet
 from rag_evaluator.errors import InputError
 
@@ -39,6 +39,12 @@ QUESTION_FIELDS: tuple[str, ...] = (
     "input",
     "user_input",
     "question_text",
+    # Tonic Validate runs.
+    "reference_question",
+    # ARES synthetic queries.
+    "synthetic_query",
+    # Chat-style input: a list of messages whose last user turn is the question.
+    "messages",
 )
 ANSWER_FIELDS: tuple[str, ...] = (
     "answer",
@@ -50,6 +56,10 @@ ANSWER_FIELDS: tuple[str, ...] = (
     "rag_answer",
     # deepeval's LLMTestCase.
     "actual_output",
+    # Tonic Validate runs.
+    "llm_answer",
+    # MTRAG: [{"text": ...}].
+    "predictions",
 )
 CONTEXT_FIELDS: tuple[str, ...] = (
     "sources",
@@ -65,6 +75,11 @@ CONTEXT_FIELDS: tuple[str, ...] = (
     "retrieved_context",
     # LlamaIndex responses: [{"node": {"text": ...}, "score": ...}].
     "source_nodes",
+    # Tonic Validate runs (llm_context_list in its callbacks).
+    "llm_context",
+    "llm_context_list",
+    # ARES: the one retrieved document.
+    "document",
 )
 # The reference (ground-truth) answer carried beside the answer: ragas "reference" (a
 # string, or a list of strings in some exports), seed 002 "reference_answer", RAGChecker
@@ -81,6 +96,8 @@ REFERENCE_FIELDS: tuple[str, ...] = (
     "correct_answer",
     "ground_truths",
     "answer_key",
+    # MTRAG: [{"speaker": "agent", "text": ...}].
+    "targets",
 )
 # The golden chunks: ragas "reference_contexts", and rag-eval's own "Relevant Contexts".
 REFERENCE_CONTEXT_FIELDS: tuple[str, ...] = (
@@ -102,6 +119,8 @@ QUESTION_ID_FIELDS: tuple[str, ...] = (
     "question_number",
     "question_id",
     "query_id",
+    # MTRAG: "<conversation hash><::><turn>".
+    "task_id",
     "qid",
     "question_no",
     "id",
@@ -130,7 +149,25 @@ METADATA_CONTAINER_FIELDS: tuple[str, ...] = ("metadata", "additional_metadata",
 CONTEXT_TEXT_FIELDS: tuple[str, ...] = ("text", "content", "page_content")
 CONTEXT_NODE_FIELD = "node"
 # Keys of an object that holds the list of entries.
-CONTAINER_FIELDS: tuple[str, ...] = ("results", "data", "items", "records", "outputs", "samples")
+CONTAINER_FIELDS: tuple[str, ...] = (
+    "results",
+    "data",
+    "items",
+    "records",
+    "outputs",
+    "samples",
+    # deepeval's saved test runs ("testCases").
+    "test_cases",
+    # Tonic Validate runs.
+    "run_data",
+)
+# Chat messages: who speaks, and what they say (OpenAI "role"/"content", MTRAG
+# "speaker"/"text", ShareGPT "from"/"value"). The question is the last user turn.
+MESSAGE_ROLE_FIELDS: tuple[str, ...] = ("role", "speaker", "from", "author")
+MESSAGE_TEXT_FIELDS: tuple[str, ...] = ("content", "text", "value", "message")
+USER_ROLES: tuple[str, ...] = ("user", "human")
+# The metadata column holding the turns before a chat-style question.
+CONVERSATION_COLUMN = "Conversation"
 
 # Containers nest in practice ({"data": {"results": [...]}}) but not deeply.
 _MAX_CONTAINER_DEPTH = 3
@@ -256,9 +293,64 @@ def _answer_text(value: object) -> str | None:
         # {"answer": {"text": "..."}} and {"output": {"answer": "..."}} both occur.
         _, inner = find_field(value, [*_CONTEXT_TEXT_KEYS, *_ANSWER_KEYS])
         return _scalar_text(inner)
-    if isinstance(value, list) and all(isinstance(part, str) for part in value):
-        return clean_text("\n".join(value))
+    if isinstance(value, list):
+        return joined_texts(value)
     return None
+
+
+def joined_texts(items: Sequence[object]) -> str | None:
+    """The texts of a list joined by newlines: strings, and objects holding a text or
+    answer field (MTRAG's ``[{"text": ...}]``); ``None`` when an item holds neither."""
+    parts: list[str] = []
+    for part in items:
+        if isinstance(part, dict):
+            _, part = find_field(part, [*_CONTEXT_TEXT_KEYS, *_ANSWER_KEYS])
+        if not isinstance(part, str):
+            return None
+        parts.append(part)
+    return clean_text("\n".join(parts))
+
+
+@dataclass(frozen=True)
+class ChatQuestion:
+    """A chat-style question: the last user turn, and the turns before it as text."""
+
+    question: str
+    conversation: str
+
+
+_ROLE_KEYS = _alias_keys(MESSAGE_ROLE_FIELDS)
+_MESSAGE_TEXT_KEYS = _alias_keys(MESSAGE_TEXT_FIELDS)
+
+
+def chat_question(value: object) -> ChatQuestion | None:
+    """The question of a list of messages (``[{"role": "user", "content": ...}, ...]``): its
+    last user turn, with the turns before it one ``role: text`` a line. ``None`` when the
+    value is no such list or has no user turn."""
+    if not isinstance(value, list) or not value:
+        return None
+    turns: list[tuple[str, str]] = []
+    for message in value:
+        if not isinstance(message, dict):
+            return None
+        _, role = find_field(message, _ROLE_KEYS)
+        _, text = find_field(message, _MESSAGE_TEXT_KEYS)
+        if isinstance(text, list):
+            # OpenAI's content parts: [{"type": "text", "text": ...}].
+            text = joined_texts([part for part in text if not _is_non_text_part(part)])
+        if not isinstance(role, str) or not isinstance(text, str):
+            return None
+        turns.append((role.strip(), clean_text(text)))
+    users = [index for index, (role, _) in enumerate(turns) if role.casefold() in USER_ROLES]
+    if not users:
+        return None
+    last = users[-1]
+    conversation = "\n".join(f"{role}: {text}" for role, text in turns[:last])
+    return ChatQuestion(turns[last][1], conversation)
+
+
+def _is_non_text_part(part: object) -> bool:
+    return isinstance(part, dict) and part.get("type") not in (None, "text")
 
 
 def _context_object_text(item: Mapping[str, object]) -> str | None:
@@ -308,6 +400,15 @@ def _item_score(item: object) -> tuple[bool, object]:
     return bool(name), value
 
 
+def _context_items(value: object) -> list[object]:
+    """The items of a context field: a list as it is; a string spelling a list (pandas
+    ``to_json`` of a column read from CSV) that list; anything else a list of one."""
+    parsed = parse_list_literal(value) if isinstance(value, str) else None
+    if parsed is not None:
+        return parsed
+    return value if isinstance(value, list) else [value]
+
+
 def read_contexts(value: object, parallel_scores: object = None) -> ContextsRead:
     """The context texts of a field with the retrieval score of each kept item.
 
@@ -317,7 +418,7 @@ def read_contexts(value: object, parallel_scores: object = None) -> ContextsRead
     """
     if value is None:
         return ContextsRead(None, None, 0)
-    items = value if isinstance(value, list) else [value]
+    items = _context_items(value)
     own = [_item_score(item) for item in items]
     problem = ""
     scores_by_item: list[object] | None = None
@@ -380,6 +481,22 @@ def reference_text(value: object) -> str | None:
     return _answer_text(value)
 
 
+def retrieval_scores_field(record: Mapping[str, object]) -> tuple[str, object]:
+    """The field holding retrieval scores beside the contexts. An object under one of those
+    names (Tonic Validate's ``"scores": {"answer_similarity": 4.0}``) holds another tool's
+    metrics, not retrieval scores: it is not taken."""
+    name, value = find_field(record, RETRIEVAL_SCORE_KEYS)
+    if isinstance(value, dict):
+        return "", None
+    return name, value
+
+
+def uses_deepeval_names(record: Mapping[str, object]) -> bool:
+    """Whether a record has one of deepeval's own field names (``retrieval_context``,
+    ``actual_output``, ``expected_output``)."""
+    return _has_field(record, _DEEPEVAL_KEYS)
+
+
 def golden_contexts_field(record: Mapping[str, object]) -> tuple[str, object]:
     """The field holding the golden chunks: ``reference_contexts`` and its aliases, or
     deepeval's ``context`` in a record that has ``retrieval_context``."""
@@ -413,7 +530,7 @@ def carried_fields(record: Mapping[str, object]) -> CarriedFields:
     a field of the wrong type is left out with a problem naming it and the fix."""
     problems: list[str] = []
     _, contexts_value = retrieved_contexts_field(record)
-    _, parallel = find_field(record, RETRIEVAL_SCORE_KEYS)
+    _, parallel = retrieval_scores_field(record)
     contexts = read_contexts(contexts_value, parallel)
     if contexts.score_problem:
         problems.append(f"{contexts.score_problem} (scores left out)")
@@ -491,6 +608,9 @@ class _Collector:
             )
             return
         question = _scalar_text(question_value)
+        chat = chat_question(question_value)
+        if chat is not None:
+            question = chat.question
         if question is None:
             self.problem(
                 location,

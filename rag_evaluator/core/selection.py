@@ -71,19 +71,24 @@ def select_items(
     answers: KeyedRows[AnswerRow],
     *,
     score_missing: bool = False,
+    reference_free: bool = False,
 ) -> Selection:
     """Join the three files on question number; numbers missing from any file are excluded.
 
     With ``score_missing`` a question that has a question and a ground truth but no answer
-    row is kept, with an empty answer and ``answer_missing`` set.
+    row is kept, with an empty answer and ``answer_missing`` set. With ``reference_free``
+    the ground truth takes no part: questions and answers are joined, and every item's
+    ground truth is empty.
     """
     sources: list[tuple[str, set[int]]] = [
         (questions.source_name, set(questions.rows)),
-        (ground_truth.source_name, set(ground_truth.rows)),
+        *([] if reference_free else [(ground_truth.source_name, set(ground_truth.rows))]),
         (answers.source_name, set(answers.rows)),
     ]
     every_number = set().union(*(numbers for _, numbers in sources))
-    answerable = set(questions.rows) & set(ground_truth.rows)
+    answerable = set(questions.rows)
+    if not reference_free:
+        answerable &= set(ground_truth.rows)
     answered = {
         number
         for number in answerable & set(answers.rows)
@@ -95,9 +100,10 @@ def select_items(
         found = "; ".join(
             f"{name}: {format_numbers(numbers) or 'none'}" for name, numbers in sources
         )
+        files = "three files" if len(sources) == 3 else "files"
         raise InputError(
-            f"No question number is in all three files ({found}). "
-            "Make the Question Number columns of the three files use the same numbers"
+            f"No question number is in all {files} ({found}). "
+            f"Make the Question Number columns of the {files} use the same numbers"
         )
     exclusions = [
         Exclusion(
@@ -106,25 +112,32 @@ def select_items(
         )
         for number in sorted(every_number - common - missing)
     ]
-    items = []
-    for number in sorted(common | missing):
-        truth = ground_truth.rows[number]
-        answer = answers.rows.get(number)
-        items.append(
-            EvaluationItem(
-                question_number=number,
-                question=questions.rows[number].question,
-                ground_truth=truth.ground_truth,
-                rag_answer=answer.rag_answer if answer is not None else "",
-                contexts=answer.contexts if answer is not None else None,
-                relevant_contexts=truth.relevant_contexts,
-                required_facts=truth.required_facts,
-                answer_missing=answer is None,
-                retrieval_scores=answer.retrieval_scores if answer is not None else None,
-                metadata=questions.rows[number].metadata,
-            )
+    no_truth = GroundTruthRow(0, "")
+    items = [
+        _item(
+            questions.rows[number],
+            no_truth if reference_free else ground_truth.rows[number],
+            answers.rows.get(number),
         )
+        for number in sorted(common | missing)
+    ]
     return Selection(items, exclusions, len(answerable), len(answered))
+
+
+def _item(question: QuestionRow, truth: GroundTruthRow, answer: AnswerRow | None) -> EvaluationItem:
+    """One question's item; without an answer row (``--score-missing``) the answer is empty."""
+    return EvaluationItem(
+        question_number=question.question_number,
+        question=question.question,
+        ground_truth=truth.ground_truth,
+        rag_answer=answer.rag_answer if answer is not None else "",
+        contexts=answer.contexts if answer is not None else None,
+        relevant_contexts=truth.relevant_contexts,
+        required_facts=truth.required_facts,
+        answer_missing=answer is None,
+        retrieval_scores=answer.retrieval_scores if answer is not None else None,
+        metadata=question.metadata,
+    )
 
 
 def exclusion_warnings(exclusions: Sequence[Exclusion]) -> list[str]:

@@ -82,6 +82,8 @@ class ConvertReport:
     ground_truth_rows: int = 0
     questions_without_reference: list[int] = field(default_factory=list)
     reference_conflicts: list[str] = field(default_factory=list)
+    # Lost claims whose answer had text, other than the kept one's: answers left out.
+    lost_answers: int = 0
 
     @property
     def rows_with_scores(self) -> int:
@@ -103,12 +105,14 @@ class ConvertReport:
     def not_converted(self) -> list[str]:
         """What the input held that is not in the output, counted (``1 skipped file``).
 
-        Lost claims are not in it: their question is answered, by the better entry.
+        A lost claim counts when its answer had text other than the kept one's (a lost
+        answer); an empty or identical answer that lost loses nothing.
         """
         parts = [
             (len(self.skipped_files), "skipped file"),
             (self.skipped_entries, "unreadable entry", "unreadable entries"),
             (len(self.unmatched), "unmatched entry", "unmatched entries"),
+            (self.lost_answers, "lost answer"),
         ]
         return [_counted(*part) for part in parts if part[0]]
 
@@ -216,6 +220,39 @@ def carried_ground_truth(assignment: Assignment) -> CarriedGroundTruth:
     return CarriedGroundTruth(rows, missing, conflicts)
 
 
+def lost_answers(lost_claims: list[LostClaim]) -> list[LostClaim]:
+    """The lost claims that drop an answer: text of their own, other than the kept one's."""
+    return [
+        lost
+        for lost in lost_claims
+        if lost.loser.has_answer
+        and not _same_text(lost.loser.entry.answer, lost.winner.entry.answer)
+    ]
+
+
+def _refuse_outputs_of_two_systems(json_dir: Path, lost_claims: list[LostClaim]) -> None:
+    """Refuse files that answer the same questions with different answers when only the
+    read order would choose between them: the outputs of two systems (or an old and a new
+    run) in one folder, which one rag_answers.csv cannot hold."""
+    ties: dict[tuple[str, str], list[int]] = {}
+    for lost in lost_answers(lost_claims):
+        kept, other = lost.winner.entry.source_file, lost.loser.entry.source_file
+        if kept != other and lost.decided_by_read_order:
+            ties.setdefault((kept, other), []).append(lost.loser.question_number)
+    if not ties:
+        return
+    (kept, other), numbers = max(ties.items(), key=lambda item: len(item[1]))
+    others = len(ties) - 1
+    raise InputError(
+        f"{kept} and {other} both answer {_counted(len(numbers), 'question')} (such as "
+        f"question {min(numbers)}) equally well with different answers"
+        f"{f', and {others} more pair(s) of files do too' if others else ''}: they look like "
+        f"the outputs of two systems, or an old and a new run, and rag_answers.csv holds one "
+        f"answer per question; nothing was written. Put each system's files in a folder of its "
+        f"own and convert each folder with --json-dir (or move the stale file out of {json_dir})"
+    )
+
+
 def check_new_file(path: Path, option: str, *, force: bool) -> None:
     """Refuse to replace an existing file (a golden set) unless ``--force``."""
     if path.exists() and not force:
@@ -286,9 +323,9 @@ def convert(
     _warn_capped(
         [
             f"{questions.source_name} has the same question text under numbers "
-            f"{', '.join(map(str, numbers))}; answers to it go to question {numbers[0]}, so "
-            f"{'the others get' if len(numbers) > 2 else f'question {numbers[1]} gets'} none. "
-            "Make the texts differ or remove the repeats"
+            f"{', '.join(map(str, numbers))}; the answers to it are given to them in the order "
+            "the outputs list them. Make the texts differ if that is not the order of the "
+            "questions"
             for numbers in repeated_questions(question_texts)
         ],
         f"repeated questions in {questions.source_name}",
@@ -303,6 +340,7 @@ def convert(
 
     entries = batch.entries
     assignment = assign_entries(entries, question_texts, threshold)
+    _refuse_outputs_of_two_systems(json_dir, assignment.lost_claims)
     _warn_capped(
         [item.message(threshold, questions.source_name) for item in assignment.unmatched],
         "unmatched entries",
@@ -342,6 +380,7 @@ def convert(
 
     answered = {match.question_number for match in assignment.matched}
     report = ConvertReport(
+        lost_answers=len(lost_answers(assignment.lost_claims)),
         output_path=output_path,
         threshold=threshold,
         matched=assignment.matched,

@@ -49,7 +49,7 @@ class DatasetConvertReport:
     numbering: str
     outputs: DatasetOutputs
     question_rows: int
-    ground_truth_rows: int
+    ground_truth_rows: int | None  # None: no record has a reference, no ground-truth file
     answer_rows: int | None  # None: the dataset has no answer field, no answers file
     metadata_columns: list[str]
     without_question: list[int] = field(default_factory=list)
@@ -76,10 +76,12 @@ def _table(
     return table, missing
 
 
-def _check_outputs(dataset_path: Path, outputs: DatasetOutputs, *, force: bool) -> None:
+def _check_outputs(
+    dataset_path: Path, outputs: DatasetOutputs, *, force: bool, ground_truth: bool = True
+) -> None:
     options = (
         (outputs.questions, "--questions-out"),
-        (outputs.ground_truth, "--ground-truth-out"),
+        *([(outputs.ground_truth, "--ground-truth-out")] if ground_truth else []),
         (outputs.answers, "--output"),
     )
     seen: dict[Path, str] = {}
@@ -98,6 +100,39 @@ def _check_outputs(dataset_path: Path, outputs: DatasetOutputs, *, force: bool) 
         check_new_file(path, option, force=force)
 
 
+def _warn_left_out(dataset_path: Path, parts: tuple[tuple[list[int], str], ...]) -> None:
+    """A warning per file that leaves records out for a missing part."""
+    for numbers, part in parts:
+        if numbers:
+            logger.warning(
+                "%s: question %s %s no %s and %s left out of the %s file",
+                dataset_path.name,
+                format_numbers(numbers, _SHOWN_NUMBERS),
+                "has" if len(numbers) == 1 else "have",
+                part,
+                "is" if len(numbers) == 1 else "are",
+                part,
+            )
+
+
+def _write_ground_truth(
+    dataset_path: Path, path: Path, rows: list[list[str]] | None, force: bool
+) -> int | None:
+    """Write the ground-truth file (its row count); none without references (``None``),
+    with a warning when an older one is there, since evaluate would read it."""
+    if rows is not None:
+        write_table(path, rows, "--ground-truth-out", force=force)
+        return len(rows) - 1
+    if path.exists():
+        logger.warning(
+            "%s has no reference answers, but %s exists from before: evaluate would read it. "
+            "Move it away to evaluate without references",
+            dataset_path.name,
+            path,
+        )
+    return None
+
+
 def convert_dataset(
     dataset_path: Path, outputs: DatasetOutputs, *, force: bool = False
 ) -> DatasetConvertReport:
@@ -106,8 +141,8 @@ def convert_dataset(
     Every check runs before the first file is written, so a refusal writes nothing.
     """
     dataset_path = Path(dataset_path)
-    _check_outputs(dataset_path, outputs, force=force)
     table = read_dataset(dataset_path, require_answers=False)
+    _check_outputs(dataset_path, outputs, force=force, ground_truth=table.has_references)
     rows = table.rows
     questions, without_question = _table(
         rows, QUESTION, [QUESTION_NUMBER, QUESTION, *table.metadata_columns], []
@@ -121,23 +156,20 @@ def convert_dataset(
     answers, without_answer = _table(
         rows, RAG_ANSWER, [QUESTION_NUMBER, RAG_ANSWER, CONTEXTS, RETRIEVAL_SCORES], []
     )
-    for numbers, part in (
-        (without_question, "question"),
-        (without_reference, "reference"),
-        (without_answer if table.has_answers else [], "answer"),
-    ):
-        if numbers:
-            logger.warning(
-                "%s: question %s %s no %s and %s left out of the %s file",
-                dataset_path.name,
-                format_numbers(numbers, _SHOWN_NUMBERS),
-                "has" if len(numbers) == 1 else "have",
-                part,
-                "is" if len(numbers) == 1 else "are",
-                part,
-            )
+    if not table.has_references:
+        without_reference = []
+    _warn_left_out(
+        dataset_path,
+        (
+            (without_question, "question"),
+            (without_reference, "reference"),
+            (without_answer if table.has_answers else [], "answer"),
+        ),
+    )
     write_table(outputs.questions, questions, "--questions-out", force=force)
-    write_table(outputs.ground_truth, ground_truth, "--ground-truth-out", force=force)
+    ground_truth_rows = _write_ground_truth(
+        dataset_path, outputs.ground_truth, ground_truth if table.has_references else None, force
+    )
     answer_rows: int | None = None
     if table.has_answers:
         write_table(outputs.answers, answers, "--output", force=force)
@@ -154,7 +186,7 @@ def convert_dataset(
         numbering=table.numbering,
         outputs=outputs,
         question_rows=len(questions) - 1,
-        ground_truth_rows=len(ground_truth) - 1,
+        ground_truth_rows=ground_truth_rows,
         answer_rows=answer_rows,
         metadata_columns=list(table.metadata_columns),
         without_question=without_question,

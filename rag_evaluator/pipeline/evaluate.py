@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rag_evaluator import __version__
 from rag_evaluator.core.cost import CostEstimate, dollar_range
+from rag_evaluator.core.fields import GROUND_TRUTH, QUESTION_NUMBER
 from rag_evaluator.core.fingerprint import checkpoint_key
 from rag_evaluator.core.gates import (
     Threshold,
@@ -26,8 +27,14 @@ from rag_evaluator.core.gates import (
     resolve_thresholds,
 )
 from rag_evaluator.core.group_summary import GroupSummary, GroupTally, resolve_group_column
+from rag_evaluator.core.metrics.registry import QUALITY, SEMANTIC
 from rag_evaluator.core.models import ModelInfo, resolve_model
 from rag_evaluator.core.records import EvaluationItem
+from rag_evaluator.core.references import (
+    ReferenceFreeFamilies,
+    left_out_line,
+    without_references,
+)
 from rag_evaluator.core.result_rows import ResultRows
 from rag_evaluator.core.selection import (
     Selection,
@@ -39,7 +46,7 @@ from rag_evaluator.core.summary import RowTally, RunFacts, SummaryLine, summary_
 from rag_evaluator.core.tasks.base import JudgedFamily
 from rag_evaluator.core.tasks.judge import JudgeFamily
 from rag_evaluator.core.voting import DEFAULT_HEDGE_PHRASES
-from rag_evaluator.errors import BudgetExhaustedError, ConfigError, UsageError
+from rag_evaluator.errors import BudgetExhaustedError, ConfigError, InputError, UsageError
 from rag_evaluator.pipeline.judged_families import (
     LlmFamilyOptions,
     LlmFamilySetup,
@@ -65,8 +72,9 @@ from rag_evaluator.pipeline.metric_families import (
     compute_offline,
     parse_metric_families,
     resolve_all,
+    runnable_offline_families,
 )
-from rag_evaluator.pipeline.metrics import MetricOptions
+from rag_evaluator.pipeline.metrics import EmptyMetric, MetricOptions
 from rag_evaluator.pipeline.metrics import metric_columns as offline_metric_columns
 from rag_evaluator.settings import Settings
 from rag_evaluator.storage.checkpoint import (
@@ -151,13 +159,21 @@ class EvaluateRequest:
     dataset_path: Path | None = None
     # A metadata column whose values get their own summary rows (--group-by).
     group_by: str | None = None
+    # Whether --ground-truth was given: when not, a missing ground_truth.csv makes a run
+    # without references instead of an error (if a family asked for can run without).
+    ground_truth_given: bool = True
+    # Set by the run once it knows the inputs hold no reference answer.
+    reference_free: bool = False
 
     @property
     def input_paths(self) -> tuple[Path, Path, Path]:
         """The questions, ground-truth and answers files: the dataset thrice with --dataset
-        (it is then what the checkpoint is named after and fingerprinted by)."""
+        (it is then what the checkpoint is named after and fingerprinted by); without a
+        ground-truth file, the questions file in its place (a checkpoint of its own)."""
         if self.dataset_path is not None:
             return (self.dataset_path, self.dataset_path, self.dataset_path)
+        if self.reference_free:
+            return (self.questions_path, self.questions_path, self.answers_path)
         return (self.questions_path, self.ground_truth_path, self.answers_path)
 
 
@@ -202,6 +218,8 @@ class RunPlan:
     # The metadata columns carried into the results, and the --group-by column.
     metadata_columns: tuple[str, ...] = ()
     group_by: str | None = None
+    # A run without references: the line naming what it leaves out, and why.
+    reference_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -217,6 +235,10 @@ class RunOutcome:
     remaining_after_limit: int = 0
     threshold_failures: list[ThresholdFailure] = field(default_factory=list)
     groups: list[GroupSummary] = field(default_factory=list)
+    # The inputs held no reference answer (no ground-truth file to read for a report).
+    reference_free: bool = False
+    # The offline metrics left empty for some questions, and why (a table after the summary).
+    not_applicable: list[EmptyMetric] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -337,26 +359,24 @@ def run_evaluation(
     if families.model_judged:
         resolve_model(request.model)  # an unknown model is reported before any file is read
 
-    files, selection, metadata_columns = _load_inputs(request)
-    group_by = None
-    if request.group_by is not None:
-        source = (
-            request.dataset_path.name
-            if request.dataset_path is not None
-            else request.questions_path.name
-        )
-        group_by = resolve_group_column(request.group_by, metadata_columns, source)
+    request = _settle_ground_truth(request, families, llm)
+    files, selection, metadata_columns, reference_free = _load_inputs(request)
+    group_by = _group_column(request, metadata_columns)
     exclusion_messages = exclusion_warnings(selection.exclusions)
     for message in exclusion_messages:
         logger.warning(message)
     items = selection.items
     families = resolve_all(families, items)
+    reference_note = ""
+    if reference_free:
+        request = replace(request, reference_free=True)
+        families, llm, reference_note = _reference_free_families(request, families, llm)
     check_offline_ready(families, request.metric_options)
     # A threshold on a metric this run will not compute is a usage error, found before any
     # question is scored or paid for.
     setup = _judge_setup(request, settings, families, llm)
     judged = _judged_families(request, setup) if setup else ()
-    offline = offline_metric_columns(families.offline)
+    offline = offline_metric_columns(families.offline, references=not request.reference_free)
     resolve_thresholds(
         request.fail_under,
         computed_metrics(judged, offline),
@@ -373,10 +393,32 @@ def run_evaluation(
         limit=request.limit,
         metadata_columns=tuple(metadata_columns),
         group_by=group_by,
+        reference_note=reference_note,
     )
     if setup is None:
         return _offline_run(request, interaction, base_plan, items, started_at)
     return _judged_run(request, settings, interaction, base_plan, setup, items, started_at)
+
+
+@dataclass(frozen=True)
+class _OfflineScores:
+    """The offline families' columns, each question's values, and the metrics left empty."""
+
+    columns: list[str]
+    scores: dict[int, dict[str, float | str | None]]
+    empty: list[EmptyMetric]
+
+
+def _group_column(request: EvaluateRequest, metadata_columns: Sequence[str]) -> str | None:
+    """The metadata column ``--group-by`` names, as spelled in the inputs."""
+    if request.group_by is None:
+        return None
+    source = (
+        request.dataset_path.name
+        if request.dataset_path is not None
+        else request.questions_path.name
+    )
+    return resolve_group_column(request.group_by, list(metadata_columns), source)
 
 
 def _offline_scores(
@@ -384,16 +426,18 @@ def _offline_scores(
     plan: RunPlan,
     selected: Sequence[EvaluationItem],
     interaction: RunInteraction,
-) -> tuple[list[str], dict[int, dict[str, float | str | None]]]:
+) -> _OfflineScores:
     """The offline families' columns and each question's values (none without families)."""
-    return compute_offline(
-        plan.families,
-        selected,
-        request.metric_options,
-        interaction.info,
-        answers_file=request.input_paths[2],
-        ground_truth_file=request.input_paths[1],
-        on_progress=interaction.work_progress,
+    return _OfflineScores(
+        *compute_offline(
+            plan.families,
+            selected,
+            replace(request.metric_options, references=not request.reference_free),
+            interaction.info,
+            answers_file=request.input_paths[2],
+            ground_truth_file=request.input_paths[1],
+            on_progress=interaction.work_progress,
+        )
     )
 
 
@@ -408,9 +452,10 @@ def _offline_run(
     selected = list(items) if request.limit is None else list(items)[: request.limit]
     interaction.show_plan(plan)
     prepare_output_directory(request.output_dir)
-    metric_columns, metric_scores = _offline_scores(request, plan, selected, interaction)
+    offline = _offline_scores(request, plan, selected, interaction)
+    metric_columns = offline.columns
     interaction.finished()
-    rows = ResultRows(selected, None, metric_scores)
+    rows = ResultRows(selected, None, offline.scores)
     carried = _carried_columns(plan, (), metric_columns)
     facts = RunFacts(
         judged=False,
@@ -441,6 +486,8 @@ def _offline_run(
         summary,
         threshold_failures=failed_thresholds(request.fail_under, tally.observed_values()),
         groups=groups,
+        reference_free=request.reference_free,
+        not_applicable=offline.empty,
     )
 
 
@@ -584,7 +631,9 @@ def _judged_run(
         run_plan = _run_plan(base_plan, request, setup, plan)
         selected_numbers = set(plan.selected)
         selected = [item for item in items if item.question_number in selected_numbers]
-        for warning in ragas_input_warnings(setup.llm.names, selected):
+        for warning in ragas_input_warnings(
+            setup.llm.names, selected, references=setup.llm.references
+        ):
             logger.warning(warning)
         interaction.show_plan(run_plan)
         if plan.sends_calls and not interaction.confirm("Proceed?", default=True):
@@ -595,7 +644,7 @@ def _judged_run(
         if plan.sends_calls and setup.llm.question_embeddings is not None:
             # Loaded now, so a model that cannot load stops the run before the first call.
             setup.llm.question_embeddings.load()
-        metric_columns, metric_scores = _offline_scores(request, base_plan, selected, interaction)
+        offline = _offline_scores(request, base_plan, selected, interaction)
         batches = None
         if request.batch:
             from rag_evaluator.pipeline.batches import BatchRunner
@@ -620,8 +669,7 @@ def _judged_run(
             plan,
             selected,
             judged_records,
-            metric_columns,
-            metric_scores,
+            offline,
             started_at,
             judged,
             cache,
@@ -665,8 +713,7 @@ def _write_outcome(
     plan: JudgingPlan,
     selected: Sequence[EvaluationItem],
     judged_records: JudgedRecords,
-    metric_columns: list[str],
-    metric_scores: dict[int, dict[str, float | str | None]],
+    offline: _OfflineScores,
     started_at: datetime,
     judged: Sequence[JudgedFamily[Any]],
     cache: ResponseCache,
@@ -680,7 +727,8 @@ def _write_outcome(
         )
         selected = [item for item in selected if item.question_number in records]
     # Read back from the checkpoint twice, to summarise and to write: never held whole.
-    rows = ResultRows(selected, records, metric_scores)
+    metric_columns = offline.columns
+    rows = ResultRows(selected, records, offline.scores)
     tally, group_tally = _tally_rows(rows, base_plan.group_by, judged, metric_columns)
     estimate = plan.estimate
     carried = _carried_columns(base_plan, judged, metric_columns)
@@ -732,6 +780,8 @@ def _write_outcome(
         remaining_after_limit=plan.remaining_after_limit,
         threshold_failures=failed_thresholds(request.fail_under, tally.observed_values()),
         groups=groups,
+        reference_free=request.reference_free,
+        not_applicable=offline.empty,
     )
 
 
@@ -745,8 +795,11 @@ def _budget_stop(error: BudgetExhaustedError, outcome: RunOutcome) -> BudgetExha
     return stopped
 
 
-def _load_inputs(request: EvaluateRequest) -> tuple[list[InputFileInfo], Selection, list[str]]:
-    """The input files' sizes, the questions to score and the metadata columns.
+def _load_inputs(
+    request: EvaluateRequest,
+) -> tuple[list[InputFileInfo], Selection, list[str], bool]:
+    """The input files' sizes, the questions to score, the metadata columns and whether the
+    inputs hold no reference answer.
 
     The loaded rows are dropped on return: only the selected items live on through the run.
     """
@@ -754,21 +807,98 @@ def _load_inputs(request: EvaluateRequest) -> tuple[list[InputFileInfo], Selecti
         inputs = load_dataset(request.dataset_path)
     else:
         inputs = load_input_files(
-            request.questions_path, request.ground_truth_path, request.answers_path
+            request.questions_path,
+            None if request.reference_free else request.ground_truth_path,
+            request.answers_path,
         )
     files = (
         [InputFileInfo("Dataset", request.dataset_path, len(inputs.dataset.rows))]
         if request.dataset_path is not None and inputs.dataset is not None
         else [
             InputFileInfo("Questions", request.questions_path, len(inputs.questions.rows)),
-            InputFileInfo("Ground truth", request.ground_truth_path, len(inputs.ground_truth.rows)),
+            *(
+                []
+                if inputs.reference_free
+                else [
+                    InputFileInfo(
+                        "Ground truth", request.ground_truth_path, len(inputs.ground_truth.rows)
+                    )
+                ]
+            ),
             InputFileInfo("Answers", request.answers_path, len(inputs.answers.rows)),
         ]
     )
     selection = select_items(
-        inputs.questions, inputs.ground_truth, inputs.answers, score_missing=request.score_missing
+        inputs.questions,
+        inputs.ground_truth,
+        inputs.answers,
+        score_missing=request.score_missing,
+        reference_free=inputs.reference_free,
     )
-    return files, selection, inputs.metadata_columns
+    return files, selection, inputs.metadata_columns, inputs.reference_free
+
+
+def _reference_free_choice(families: MetricFamilies, llm: LlmFamilySetup) -> ReferenceFreeFamilies:
+    return without_references(
+        families.judge,
+        llm.names,
+        families.offline,
+        rubric_reads_reference=llm.rubric_reads_reference,
+    )
+
+
+def _settle_ground_truth(
+    request: EvaluateRequest, families: MetricFamilies, llm: LlmFamilySetup
+) -> EvaluateRequest:
+    """The three CSVs without ground_truth.csv (and no --ground-truth): a run without
+    references when a family asked for can run without one, else the missing-file error
+    with both fixes."""
+    if (
+        request.dataset_path is not None
+        or request.ground_truth_given
+        or request.ground_truth_path.exists()
+    ):
+        return request
+    if _reference_free_choice(families, llm).empty and not families.wants_all:
+        raise InputError(
+            f"{request.ground_truth_path.name} not found. Create this file with columns: "
+            f"{QUESTION_NUMBER}, {GROUND_TRUTH}, or run families that need no reference "
+            f"answer, such as --metrics {_reference_free_suggestion()}",
+            request.ground_truth_path,
+        )
+    return replace(request, reference_free=True)
+
+
+def _reference_free_suggestion() -> str:
+    """The offline families to suggest for a run without references (those installed)."""
+    runnable = runnable_offline_families()
+    return ",".join(family for family in (QUALITY, SEMANTIC) if family in runnable)
+
+
+def _reference_free_families(
+    request: EvaluateRequest, families: MetricFamilies, llm: LlmFamilySetup
+) -> tuple[MetricFamilies, LlmFamilySetup, str]:
+    """The families of a run without references, and the one line naming what it leaves
+    out; an error when nothing asked for can run without references."""
+    choice = _reference_free_choice(families, llm)
+    if request.dataset_path is not None:
+        where = f"in {request.dataset_path.name}"
+    else:
+        where = f"(no {request.ground_truth_path.name})"
+    if choice.empty:
+        source = request.dataset_path.name if request.dataset_path is not None else where
+        raise InputError(
+            f"{source} has no reference answers, and every family asked for compares the "
+            f"answer with one ({', '.join(choice.wholly_left_out)}). Run families that need "
+            f"none, such as --metrics {_reference_free_suggestion()}"
+        )
+    line = left_out_line(where, choice)
+    logger.info("%s", line)
+    return (
+        replace(families, judge=False, llm=choice.llm, offline=choice.offline),
+        replace(llm, names=choice.llm, references=False),
+        line,
+    )
 
 
 def _carried_columns(

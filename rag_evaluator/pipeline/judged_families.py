@@ -17,7 +17,8 @@ from typing import Any
 from rag_evaluator import embeddings
 from rag_evaluator.core.fields import CONTEXTS
 from rag_evaluator.core.records import EvaluationItem
-from rag_evaluator.core.rubrics import Rubric
+from rag_evaluator.core.references import RAGAS_REFERENCE_FREE
+from rag_evaluator.core.rubrics import GROUND_TRUTH_INPUT, Rubric
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.core.tasks.base import JudgedFamily
 from rag_evaluator.core.tasks.classify import CLASSIFY_FAMILY, ClassifyFamily
@@ -27,6 +28,7 @@ from rag_evaluator.core.tasks.ragas import (
     METHOD_EMBEDDINGS,
     METHOD_RATING,
     RAGAS_FAMILY,
+    RAGAS_METRICS,
     RagasFamily,
 )
 from rag_evaluator.core.tasks.rubric import RUBRIC_FAMILY, RubricFamily
@@ -76,6 +78,14 @@ class LlmFamilySetup:
     rubric: Rubric | None
     relevance_method: str
     question_embeddings: QuestionEmbeddings | None
+    # False for a run without reference answers: RAGAS computes only the metrics that read
+    # none (core/references.py).
+    references: bool = True
+
+    @property
+    def rubric_reads_reference(self) -> bool:
+        """Whether the rubric shows the judge the ground truth."""
+        return self.rubric is not None and GROUND_TRUTH_INPUT in self.rubric.inputs
 
     def describe(self) -> list[str]:
         """Lines for the pre-run summary."""
@@ -155,7 +165,11 @@ def build_llm_families(setup: LlmFamilySetup) -> list[JudgedFamily[Any]]:
         if name == RAGAS_FAMILY:
             embedder = setup.question_embeddings
             families.append(
-                RagasFamily(embedder, embedder.description if embedder is not None else None)
+                RagasFamily(
+                    embedder,
+                    embedder.description if embedder is not None else None,
+                    RAGAS_METRICS if setup.references else RAGAS_REFERENCE_FREE,
+                )
             )
         elif name == GEVAL_FAMILY:
             families.append(GevalFamily())
@@ -168,15 +182,22 @@ def build_llm_families(setup: LlmFamilySetup) -> list[JudgedFamily[Any]]:
     return families
 
 
-def ragas_input_warnings(names: Sequence[str], items: Sequence[EvaluationItem]) -> list[str]:
-    """A warning naming the questions whose context metrics RAGAS must leave empty."""
+def ragas_input_warnings(
+    names: Sequence[str], items: Sequence[EvaluationItem], *, references: bool = True
+) -> list[str]:
+    """A warning naming the questions whose context metrics RAGAS must leave empty (without
+    references only faithfulness reads the contexts)."""
     if RAGAS_FAMILY not in names:
         return []
     lacking = [item.question_number for item in items if item.contexts is None]
     if not lacking:
         return []
+    metrics = (
+        "faithfulness, context precision and context recall are"
+        if references
+        else "faithfulness is"
+    )
     return [
-        f"ragas: faithfulness, context precision and context recall are left empty for "
-        f"{len(lacking)} of {len(items)} question(s): no {CONTEXTS} in the answers file "
-        f"(question {format_numbers(lacking, 10)})"
+        f"ragas: {metrics} left empty for {len(lacking)} of {len(items)} question(s): no "
+        f"{CONTEXTS} in the answers file (question {format_numbers(lacking, 10)})"
     ]

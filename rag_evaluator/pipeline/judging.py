@@ -265,7 +265,8 @@ def _cached_result(
     try:
         result = family_result_from_json(family, stored)
     except (KeyError, TypeError, ValueError, RecursionError) as exc:
-        cache.report_damaged_entry(key, f"a {family.name} result that cannot be read: {exc!r}"[:200])
+        reason = f"a {family.name} result that cannot be read: {exc!r}"
+        cache.report_damaged_entry(key, reason[:200])
         return None
     # This run pays nothing for it.
     return replace(result, usage=TokenUsage(), calls=0, cost_usd=0.0, cached=True)

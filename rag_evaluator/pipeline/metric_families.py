@@ -24,6 +24,7 @@ from rag_evaluator.pipeline.metrics import (
     OFFLINE_FAMILIES,
     SIMILARITY,
     BatchProgress,
+    EmptyMetric,
     InputFileNames,
     MetricOptions,
     compute_offline_metrics,
@@ -134,8 +135,10 @@ def compute_offline(
     answers_file: str | PathLike[str] | None = None,
     ground_truth_file: str | PathLike[str] | None = None,
     on_progress: BatchProgress | None = None,
-) -> tuple[list[str], dict[int, dict[str, float | str | None]]]:
-    """The offline metric columns and their values per question number (none when not asked).
+) -> tuple[list[str], dict[int, dict[str, float | str | None]], list[EmptyMetric]]:
+    """The offline metric columns, their values per question number (none when not asked)
+    and the metrics left empty for some questions (for the table after the summary; each is
+    also in the log). Hints the user should act on are warnings.
 
     ``answers_file`` and ``ground_truth_file`` are the input files as the user gave them
     (``--answers``, ``--ground-truth``), named in the warnings about missing columns;
@@ -143,7 +146,7 @@ def compute_offline(
     passes (for a progress bar).
     """
     if not families.offline:
-        return [], {}
+        return [], {}, []
     defaults = InputFileNames()
     input_files = InputFileNames(
         answers=defaults.answers if answers_file is None else str(answers_file),
@@ -152,9 +155,11 @@ def compute_offline(
     result = compute_offline_metrics(
         items, families.offline, options, progress, input_files, on_progress
     )
-    for warning in result.warnings:
-        logger.warning(warning)
-    return list(result.columns), dict(result.scores)
+    for metric in result.empty:
+        logger.info("%s", metric.message())
+    for hint in result.hints:
+        logger.warning(hint)
+    return list(result.columns), dict(result.scores), list(result.empty)
 
 
 def read_fallback_phrases(raw: str) -> tuple[str, ...]:

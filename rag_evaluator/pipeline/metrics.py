@@ -36,6 +36,7 @@ from rag_evaluator.core.metrics.registry import (
     quality_inputs,
 )
 from rag_evaluator.core.records import EvaluationItem
+from rag_evaluator.core.references import reference_free_metrics
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.errors import UsageError
 
@@ -48,12 +49,14 @@ __all__ = [
     "MATCH_MODES",
     "OFFLINE_FAMILIES",
     "BatchProgress",
+    "EmptyMetric",
     "InputFileNames",
     "MetricOptions",
     "OfflineMetricsResult",
     "compute_offline_metrics",
     "families_with_inputs",
     "metric_columns",
+    "not_applicable_rows",
     "validate_options",
 ]
 
@@ -62,6 +65,8 @@ SIMILARITY = "similarity"
 OVERLAP_MATCH = "overlap"
 MATCH_MODES = (EXACT, SIMILARITY, OVERLAP_MATCH)
 _SHOWN_QUESTION_NUMBERS = 10
+# The semantic family's BERTScore columns (bert_score_precision, _recall, _f1).
+_BERT_SCORE = "bert_score_"
 
 Progress = Callable[[str], None]
 # (what is running, texts done, texts in all), after each batch of the embedding and
@@ -84,16 +89,66 @@ class MetricOptions:
     fallback_phrases: tuple[str, ...] = quality.DEFAULT_FALLBACK_PHRASES
     min_retrieval_score: float = quality.DEFAULT_MIN_RETRIEVAL_SCORE
     require_citations: bool = True
+    # False for a run without reference answers: only the metrics that read none
+    # (core/references.py) are computed, the others are not columns of the run.
+    references: bool = True
+
+
+@dataclass(frozen=True)
+class EmptyMetric:
+    """A metric left empty for some questions: each reason with its question numbers."""
+
+    metric: str
+    reasons: tuple[tuple[str, tuple[int, ...]], ...]
+    total: int
+
+    @property
+    def count(self) -> int:
+        return sum(len(numbers) for _, numbers in self.reasons)
+
+    def message(self) -> str:
+        """``recall_at_k: left empty for 2 of 3 question(s): <reason> (question 2); …``."""
+        details = "; ".join(
+            f"{reason} (question {format_numbers(numbers, _SHOWN_QUESTION_NUMBERS)})"
+            for reason, numbers in self.reasons
+        )
+        return f"{self.metric}: left empty for {self.count} of {self.total} question(s): {details}"
 
 
 @dataclass(frozen=True)
 class OfflineMetricsResult:
-    """Scores per question and column; ``None`` marks a cell left empty."""
+    """Scores per question and column; ``None`` marks a cell left empty.
+
+    ``warnings`` holds every note (one per metric left empty, then the hints); a run shows the
+    empty metrics (``empty``) as one table after its summary and warns about ``hints`` only,
+    what the user should act on.
+    """
 
     columns: list[str]
     # A score, or the text of a text column (Quality Failures); None for an empty cell.
     scores: dict[int, dict[str, float | str | None]]
     warnings: list[str] = field(default_factory=list)
+    empty: list[EmptyMetric] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+
+
+def not_applicable_rows(empty: Sequence[EmptyMetric]) -> list[tuple[tuple[str, ...], str, str]]:
+    """The rows of the table of empty metrics: (the metrics, ``7 of 20``, why and for which
+    questions), one row per reason and set of questions, the metrics sharing them together."""
+    grouped: dict[tuple[str, tuple[int, ...]], list[str]] = {}
+    totals: dict[tuple[str, tuple[int, ...]], int] = {}
+    for metric in empty:
+        for reason, numbers in metric.reasons:
+            grouped.setdefault((reason, numbers), []).append(metric.metric)
+            totals[(reason, numbers)] = metric.total
+    return [
+        (
+            tuple(metrics),
+            f"{len(numbers)} of {totals[(reason, numbers)]}",
+            f"{reason} (question {format_numbers(numbers, _SHOWN_QUESTION_NUMBERS)})",
+        )
+        for (reason, numbers), metrics in grouped.items()
+    ]
 
 
 def families_with_inputs(items: Sequence[EvaluationItem]) -> list[str]:
@@ -148,9 +203,24 @@ def validate_options(options: MetricOptions) -> None:
         )
 
 
-def metric_columns(families: Sequence[str]) -> list[str]:
-    """The metric columns the given families add, in display order."""
-    return [name for family in _validated_families(families) for name in FAMILY_METRICS[family]]
+def metric_columns(families: Sequence[str], *, references: bool = True) -> list[str]:
+    """The metric columns the given families add, in display order (without references:
+    only the metrics that read none)."""
+    return [
+        name
+        for family in _validated_families(families)
+        for name in _run_metrics(family, references)
+    ]
+
+
+def _run_metrics(family: str, references: bool) -> dict[str, MetricDefinition[Any]]:
+    """The metrics of ``family`` a run computes: all, or without references those that
+    read none."""
+    definitions = FAMILY_METRICS[family]
+    if references:
+        return definitions
+    kept = set(reference_free_metrics(family))
+    return {name: definition for name, definition in definitions.items() if name in kept}
 
 
 class _EmptyCells:
@@ -162,19 +232,17 @@ class _EmptyCells:
     def add(self, metric: str, reason: str, question_number: int) -> None:
         self._by_metric[metric][reason].append(question_number)
 
-    def warnings(self, columns: Sequence[str], total: int) -> list[str]:
-        messages: list[str] = []
-        for metric in columns:
-            reasons = self._by_metric.get(metric)
-            if not reasons:
-                continue
-            count = sum(len(numbers) for numbers in reasons.values())
-            details = "; ".join(
-                f"{reason} (question {format_numbers(numbers, _SHOWN_QUESTION_NUMBERS)})"
-                for reason, numbers in reasons.items()
+    def metrics(self, columns: Sequence[str], total: int) -> list[EmptyMetric]:
+        """The metrics left empty somewhere, in column order."""
+        return [
+            EmptyMetric(
+                metric,
+                tuple((reason, tuple(numbers)) for reason, numbers in reasons.items()),
+                total,
             )
-            messages.append(f"{metric}: left empty for {count} of {total} question(s): {details}")
-        return messages
+            for metric in columns
+            if (reasons := self._by_metric.get(metric))
+        ]
 
 
 def _score_family(
@@ -228,7 +296,8 @@ def compute_offline_metrics(
     bert_scores: dict[tuple[str, str], BertScores] = {}
     if SEMANTIC in chosen or similarity_retrieval:
         embeddings = _embed_run(items, chosen, options, similarity_retrieval, report, on_progress)
-    if SEMANTIC in chosen:
+    columns = [name for family in chosen for name in _run_metrics(family, options.references)]
+    if SEMANTIC in chosen and any(name.startswith(_BERT_SCORE) for name in columns):
         bert_scores = _bert_score_run(items, options, report, on_progress)
 
     run = _RunData(
@@ -239,18 +308,45 @@ def compute_offline_metrics(
         quality.FallbackPhrases.of(options.fallback_phrases),
         ChunkTokens(),
     )
-    columns = [name for family in chosen for name in FAMILY_METRICS[family]]
     empty = _EmptyCells()
     scores: dict[int, dict[str, float | str | None]] = {}
+    tables = {family: _run_metrics(family, options.references) for family in chosen}
     for item in items:
         row: dict[str, float | str | None] = {}
         for family in chosen:
-            _score_family(FAMILY_METRICS[family], item, _INPUT_BUILDERS[family], run, row, empty)
+            _score_family(tables[family], item, _INPUT_BUILDERS[family], run, row, empty)
         scores[item.question_number] = row
-    warnings = empty.warnings(columns, len(items))
+    empty_metrics = empty.metrics(columns, len(items))
+    hints = _families_without_values(tables, scores, empty_metrics)
     if QUALITY in chosen and options.require_citations:
-        warnings += _no_citation_warning(items, scores)
-    return OfflineMetricsResult(columns, scores, warnings)
+        hints += _no_citation_warning(items, scores)
+    warnings = [metric.message() for metric in empty_metrics] + hints
+    return OfflineMetricsResult(columns, scores, warnings, empty_metrics, hints)
+
+
+def _families_without_values(
+    tables: dict[str, dict[str, MetricDefinition[Any]]],
+    scores: dict[int, dict[str, float | str | None]],
+    empty_metrics: Sequence[EmptyMetric],
+) -> list[str]:
+    """A warning per family asked for that has no value at all: something to act on (its
+    inputs are missing), unlike the cells of a metric that does not apply to some answers."""
+    reasons = {metric.metric: [reason for reason, _ in metric.reasons] for metric in empty_metrics}
+    hints = []
+    for family, definitions in tables.items():
+        if not scores or any(
+            row.get(name) is not None for row in scores.values() for name in definitions
+        ):
+            continue
+        why = list(
+            dict.fromkeys(reason for name in definitions for reason in reasons.get(name, []))
+        )
+        hints.append(
+            f"{family}: none of its metrics has a value for any of the {len(scores)} "
+            f"question(s): {'; '.join(why)}. Give the run what the family needs, or leave it "
+            "out of --metrics"
+        )
+    return hints
 
 
 def _no_citation_warning(

@@ -260,7 +260,7 @@ def build_report(request: ReportRequest, *, now: datetime | None = None) -> Repo
 def report_for_run(
     results_path: Path,
     answers_path: Path,
-    ground_truth_path: Path,
+    ground_truth_path: Path | None,
     *,
     dataset_path: Path | None = None,
 ) -> ReportOutcome:

@@ -188,4 +188,6 @@ def read_dataset(path: Path, *, require_answers: bool = True) -> DatasetTable:
     )
     for note in table.notes:
         logger.info(note)
+    for warning in table.warnings:
+        logger.warning(warning)
     return table

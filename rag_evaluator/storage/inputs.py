@@ -26,6 +26,8 @@ from rag_evaluator.core.fields import (
     RETRIEVAL_SCORES,
     QuestionNumberError,
     ScoreListError,
+    bar_joined_warning,
+    looks_bar_joined,
     parse_question_number,
     parse_score_list,
     parse_text_list,
@@ -41,7 +43,7 @@ from rag_evaluator.core.records import (
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.errors import InputError
 from rag_evaluator.storage.datasets import read_dataset
-from rag_evaluator.storage.tables import CsvRecord, read_csv
+from rag_evaluator.storage.tables import CsvRecord, CsvTable, read_csv
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +122,21 @@ def _keyed(
     return KeyedRows(source_name, rows, sorted(set(duplicates)))
 
 
+# The columns holding a list of texts, whose cells may come joined by "|" from deepeval.
+_LIST_COLUMNS = (CONTEXTS, RELEVANT_CONTEXTS)
+
+
+def _warn_bar_joined(table: CsvTable) -> None:
+    """One warning per list column whose cells look ``|``-joined: they are read as one
+    context each, which is right for a text holding a bar and wrong for a joined list."""
+    for column in _LIST_COLUMNS:
+        if column not in table.columns:
+            continue
+        rows = sum(1 for record in table.records if looks_bar_joined(record.values[column]))
+        if rows:
+            logger.warning(bar_joined_warning(table.path.name, table.columns[column], rows))
+
+
 def _load_csv(path: Path, spec: InputSpec[RowT]) -> KeyedRows[RowT]:
     table = read_csv(
         path,
@@ -128,6 +145,7 @@ def _load_csv(path: Path, spec: InputSpec[RowT]) -> KeyedRows[RowT]:
         json_fix=spec.json_fix,
         extra_columns=spec.metadata,
     )
+    _warn_bar_joined(table)
     return _keyed(table.path.name, table.path, table.columns, table.records, spec.build)
 
 
@@ -197,13 +215,19 @@ def load_answers(path: Path) -> KeyedRows[AnswerRow]:
 
 @dataclass(frozen=True)
 class InputSet:
-    """The three inputs of a run, from the three CSVs or from one dataset."""
+    """The three inputs of a run, from the three CSVs or from one dataset.
+
+    ``reference_free``: the inputs hold no reference answer (a dataset none of whose records
+    has one, or no ground-truth file): ``ground_truth`` is then empty and the run computes
+    only what needs no reference.
+    """
 
     questions: KeyedRows[QuestionRow]
     ground_truth: KeyedRows[GroundTruthRow]
     answers: KeyedRows[AnswerRow]
     metadata_columns: list[str] = field(default_factory=list)
     dataset: DatasetTable | None = None
+    reference_free: bool = False
 
 
 def _dataset_part(
@@ -245,13 +269,21 @@ def load_dataset(path: Path, *, require_answers: bool = True) -> InputSet:
         _dataset_part(table, path, "answers", ANSWERS_SPEC),
         list(table.metadata_columns),
         table,
+        reference_free=not table.has_references,
     )
 
 
-def load_input_files(questions: Path, ground_truth: Path, answers: Path) -> InputSet:
-    """Read the three CSVs."""
+def load_input_files(questions: Path, ground_truth: Path | None, answers: Path) -> InputSet:
+    """Read the three CSVs; ``ground_truth`` ``None``: a run without references."""
     question_rows = load_questions(questions)
     # Every row has the header's metadata columns, in the file's order.
     first = next(iter(question_rows.rows.values()), None)
     columns = list(first.metadata) if first is not None else []
-    return InputSet(question_rows, load_ground_truth(ground_truth), load_answers(answers), columns)
+    truth = (
+        load_ground_truth(ground_truth)
+        if ground_truth is not None
+        else KeyedRows[GroundTruthRow]("no ground truth", {})
+    )
+    return InputSet(
+        question_rows, truth, load_answers(answers), columns, reference_free=ground_truth is None
+    )

@@ -22,11 +22,14 @@ from rag_evaluator.core.metrics.registry import RATE_COLUMNS
 from rag_evaluator.core.result_rows import ResultRow, ResultRows
 from rag_evaluator.core.summary import SummaryLine
 from rag_evaluator.core.tasks.base import CellValue, JudgedFamily
+from rag_evaluator.core.tasks.judge import JUDGE_FAMILY
 from rag_evaluator.errors import ConfigError
 from rag_evaluator.storage.atomic import open_atomic
 from rag_evaluator.storage.tables import csv_line
 
 RESULTS_FILE_PREFIX = "precision_scores_"
+# A run without the judge has no precision: its file is named for what it holds.
+METRIC_RESULTS_FILE_PREFIX = "metric_scores_"
 ERROR = "Error"
 NOTE = "Note"
 
@@ -36,12 +39,16 @@ SHARED_JUDGED_COLUMNS = (ERROR, NOTE)
 Families = Sequence[JudgedFamily[Any]]
 
 
-def results_file_path(output_dir: Path, started_at: datetime, suffix: str = ".csv") -> Path:
-    """``<output_dir>/precision_scores_YYYYMMDD_HHMMSS.csv``, never an existing file's name.
+def results_file_path(
+    output_dir: Path, started_at: datetime, suffix: str = ".csv", *, judged: bool = True
+) -> Path:
+    """``<output_dir>/precision_scores_YYYYMMDD_HHMMSS.csv`` (``metric_scores_…`` for a run
+    without the judge, ``judged=False``), never an existing file's name.
 
     A second run finishing in the same second gets ``..._HHMMSS_2.csv`` and so on.
     """
-    stem = f"{RESULTS_FILE_PREFIX}{started_at:%Y%m%d_%H%M%S}"
+    prefix = RESULTS_FILE_PREFIX if judged else METRIC_RESULTS_FILE_PREFIX
+    stem = f"{prefix}{started_at:%Y%m%d_%H%M%S}"
     candidate = output_dir / f"{stem}{suffix}"
     counter = 2
     while candidate.exists():
@@ -330,8 +337,9 @@ def write_results(
     (same second), the next free one is taken, so no results file is ever replaced.
     """
     table = (summary, rows, families, metric_columns, metadata_columns, groups)
+    judged = any(family.name == JUDGE_FAMILY for family in families)
     while True:
-        path = results_file_path(output_dir, started_at)
+        path = results_file_path(output_dir, started_at, judged=judged)
         try:
             with open_atomic(path, overwrite=False) as handle:
                 _write_lines(handle, _csv_text(*table))
