@@ -252,6 +252,7 @@ def run_engine(
     listener: Listener | None = None,
     outage_after: int = 3,
     stopping: list[int] | None = None,
+    started: list[int] | None = None,
 ) -> Listener:
     """Run the engine over ``numbers`` (in that order) until it finishes or raises."""
     listener = listener or Listener()
@@ -268,6 +269,7 @@ def run_engine(
         outage_after=outage_after,
         interrupt=interrupt,
         on_stopping=None if stopping is None else stopping.append,
+        on_start=None if started is None else lambda job: started.append(job.question_number),
     )
     engine.run(jobs)
     return listener
@@ -353,8 +355,10 @@ def test_a_stop_request_in_a_sequential_run_opens_no_further_question() -> None:
     stop, interrupt = threading.Event(), threading.Event()
     model = ScriptedModel(stop)
     model.on(2, 1, model.pressing(interrupt))
+    started: list[int] = []
     with pytest.raises(KeyboardInterrupt):
-        run_engine(model, [1, 2, 3, 4], interrupt=interrupt)
+        run_engine(model, [1, 2, 3, 4], interrupt=interrupt, started=started)
+    assert started == [1, 2]  # no question is opened (or announced) once stopping
     assert [model.asked(number) for number in (1, 2, 3, 4)] == [1, 1, 0, 0]
     assert model.answers == 2
 
