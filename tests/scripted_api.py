@@ -115,8 +115,10 @@ class ScriptedApi:
     direct_replies: list[Reply | BaseException] = field(default_factory=list)
     polls_until_ended: int = 1
     reply_usage: Callable[[Mapping[str, Any]], tuple[int, int]] = lambda params: REPLY_USAGE
-    # Batches the API no longer knows (404), and batches of other runs in the workspace.
+    # Batches the API no longer knows (404; ``vanishing``: once ended, when their results are
+    # asked for), and batches of other runs in the workspace.
     gone: set[str] = field(default_factory=set)
+    vanishing: set[str] = field(default_factory=set)
     others: list[_Batch] = field(default_factory=list)
     # Hooks: called with the batch id as it is created / polled (may raise to stop the run).
     on_create: Callable[[str], None] | None = None
@@ -180,6 +182,8 @@ class ScriptedApi:
 
     def batch_results(self, batch_id: str) -> Iterator[MessageBatchIndividualResponse]:
         self.events.append(("results", batch_id))
+        if batch_id in self.vanishing:
+            raise api_error(404, "not_found_error", f"no batch {batch_id}")
         batch = self._known(batch_id)
         if batch.results is None:
             raise api_error(400, "invalid_request_error", f"batch {batch_id} has not ended")
