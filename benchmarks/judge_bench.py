@@ -6,6 +6,9 @@ Prints, with the machine first:
    per call, and the speed-up over --concurrency 1 (one whole run per setting, as the
    latency dominates; the 1 s series uses fewer questions at low concurrency, said in the
    output), and whether every setting wrote the same results table;
+   then the defaults' throughput: --concurrency 16 with no --delay (no spacing) against
+   --concurrency 1 with no --delay (its default 0.5 s between call starts), same run, same
+   latency;
 2. the tool's own overhead per question at zero latency and no delay: a whole run against the
    same server, minus the same number of bare SDK calls (target: at most 2 ms);
 3. the checkpoint's cost per question (append + fsync);
@@ -91,8 +94,11 @@ def write_inputs(directory: Path, count: int) -> None:
             writer.writerows([row[0], row[column]] for row in rows)
 
 
-def run_evaluate(api: FakeApi, directory: Path, *arguments: str) -> tuple[float, int]:
-    """One ``rag-eval evaluate`` process: wall seconds and peak RSS in KB."""
+def run_evaluate(
+    api: FakeApi, directory: Path, *arguments: str, default_delay: bool = False
+) -> tuple[float, int]:
+    """One ``rag-eval evaluate`` process: wall seconds and peak RSS in KB. ``--delay 0``
+    unless ``default_delay`` (then no ``--delay``: the tool's default spacing)."""
     for leftover in directory.glob("Evaluation_Runs"):
         shutil.rmtree(leftover)
     environment = {
@@ -118,8 +124,7 @@ def run_evaluate(api: FakeApi, directory: Path, *arguments: str) -> tuple[float,
         "--no-cache",
         "--seed",
         "1",
-        "--delay",
-        "0",
+        *([] if default_delay else ["--delay", "0"]),
         *arguments,
     ]
     started = time.perf_counter()
@@ -170,6 +175,34 @@ def throughput(api: FakeApi, base: Path, quick: bool) -> None:
             f"  latency {latency:g} s: the results tables of runs over the same questions are "
             f"{'identical' if same else 'DIFFERENT'}"
         )
+
+
+def default_delay_throughput(api: FakeApi, base: Path, quick: bool) -> None:
+    """What a user gets without --delay: --concurrency 1 is spaced 0.5 s apart, a concurrent
+    run is not spaced at all (the API's rate-limit signals pace it)."""
+    latency = 0.2
+    print(
+        f"\n1b. Throughput with the default delay (no --delay given), latency {latency:g} s "
+        "(questions/s; a whole process per run)"
+    )
+    api.set_latency(latency)
+    counts = {1: 30, 16: 400} if quick else {1: 100, 16: 2000}
+    results: dict[int, float] = {}
+    for concurrency, count in counts.items():
+        directory = base / f"default-delay-{concurrency}"
+        write_inputs(directory, count)
+        seconds, _ = run_evaluate(
+            api, directory, "--concurrency", str(concurrency), default_delay=True
+        )
+        results[concurrency] = count / seconds
+        print(
+            f"  default delay, --concurrency {concurrency:>2}: {count:>5} questions in "
+            f"{seconds:7.1f} s = {results[concurrency]:7.1f} questions/s"
+        )
+    print(
+        f"  default delay: --concurrency 16 is {results[16] / results[1]:.1f}x "
+        "--concurrency 1 (each with its default delay)"
+    )
 
 
 def results_table_text(directory: Path) -> str:
@@ -400,7 +433,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer questions, a rough look")
     parser.add_argument(
-        "--only", choices=["throughput", "overhead", "checkpoint", "resume", "memory", "estimate"]
+        "--only",
+        choices=[
+            "throughput",
+            "default-delay",
+            "overhead",
+            "checkpoint",
+            "resume",
+            "memory",
+            "estimate",
+        ],
     )
     arguments = parser.parse_args()
     print(f"judge_bench on {machine()}")
@@ -409,6 +451,7 @@ def main() -> None:
     try:
         steps = {
             "throughput": lambda: throughput(api, base, arguments.quick),
+            "default-delay": lambda: default_delay_throughput(api, base, arguments.quick),
             "overhead": lambda: overhead(api, base, arguments.quick),
             "checkpoint": lambda: checkpoint_cost(base),
             "resume": lambda: resume_start_up(base),

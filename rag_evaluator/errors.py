@@ -118,9 +118,14 @@ class JudgeQuestionError(JudgeError):
 
 
 class JudgeFatalError(JudgeError):
-    """A failure that every later call would meet too: stop the run."""
+    """A failure that every later call would meet too: stop the run.
+
+    ``partial`` holds what the request had already paid for (an unusable answer before the
+    fatal status), so that it is kept.
+    """
 
     exit_code = 2
+    partial: Any = None
 
 
 class JudgeUnavailableError(JudgeFatalError):

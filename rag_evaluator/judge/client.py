@@ -370,8 +370,9 @@ class ModelClient:
 
         Raises ``JudgeFatalError`` (bad key, no access, unknown model, billing),
         ``BudgetExhaustedError`` (``--max-cost``) and ``RunStoppedError`` (the run is stopping);
-        never raises for a transient or per-request failure. A stop or budget error raised after
-        some calls of this request were paid for carries them as ``partial``, so they are kept.
+        never raises for a transient or per-request failure. A stop, budget or fatal error raised
+        after some calls of this request were paid for carries them as ``partial``, so they are
+        kept.
         """
         where = f"{label}: " if label else ""
         too_long = too_long_reason(request, self.context_window_tokens)
@@ -389,7 +390,7 @@ class ModelClient:
                     failure = answer
                 assert failure is not None
                 outcome = self._after_failure(failure, attempts, where)
-            except (RunStoppedError, BudgetExhaustedError) as stopped:
+            except (RunStoppedError, BudgetExhaustedError, JudgeFatalError) as stopped:
                 if attempts.calls:
                     stopped.partial = attempts.outcome("stopped", FailureKind.TRANSIENT)
                 raise

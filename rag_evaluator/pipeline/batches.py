@@ -188,8 +188,8 @@ class BatchRunner:
             self._adopt_intents(outstanding)
             in_batches = {custom for ids in self.open_batches.values() for custom in ids}
             to_send = [item for custom, item in outstanding.items() if custom not in in_batches]
-            budget_error: BudgetExhaustedError | None = None
-            if to_send:
+            budget_error = self._book_open(outstanding, in_batches)
+            if to_send and budget_error is None:
                 chosen, budget_error = self._within_budget(to_send)
                 self._create_all(chosen)
             self._collect_open(outstanding)
@@ -198,12 +198,33 @@ class BatchRunner:
                 raise self.client.cap.exhausted()
             self._give_up_exhausted(outstanding)
 
+    def _book_open(
+        self, outstanding: dict[str, _Pending], in_batches: set[str]
+    ) -> BudgetExhaustedError | None:
+        """Reserve ``--max-cost`` for the requests an earlier run left in open batches (they
+        will be billed), before any new request is chosen; the error if they use it up."""
+        for custom in in_batches:
+            item = outstanding.get(custom)
+            if item is None or item.reserved_usd:
+                continue
+            try:
+                item.reserved_usd = self.client.cap.reserve(
+                    self.client.estimated_call_usd(item.request)
+                )
+            except BudgetExhaustedError as error:
+                return error
+        return None
+
     def _within_budget(
         self, items: list[_Pending]
     ) -> tuple[list[_Pending], BudgetExhaustedError | None]:
         """The requests that fit ``--max-cost`` (each reserved), and the error past them."""
         chosen: list[_Pending] = []
         for item in items:
+            # A request sent again after its batch ended without a result for it (missing
+            # batch, no entry): that earlier reservation was never settled.
+            self.client.cap.settle(item.reserved_usd, 0.0)
+            item.reserved_usd = 0.0
             try:
                 item.reserved_usd = self.client.cap.reserve(
                     self.client.estimated_call_usd(item.request)

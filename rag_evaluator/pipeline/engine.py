@@ -102,16 +102,7 @@ def replayed(request: ModelRequest, saved: RecordedOutcome) -> CallOutcome | Non
     A pending outcome comes back as a transient failure: what its calls paid, to carry.
     """
     if saved.pending:
-        return CallOutcome(
-            None,
-            None,
-            saved.error,
-            FailureKind.TRANSIENT,
-            saved.usage,
-            saved.calls,
-            saved.cost_usd,
-            saved.retries,
-        )
+        return paid_part(saved, saved.error)
     failure = FailureKind(saved.failure) if saved.failure else None
     value = None
     if saved.payload is not None:
@@ -124,6 +115,20 @@ def replayed(request: ModelRequest, saved: RecordedOutcome) -> CallOutcome | Non
         saved.payload,
         saved.error,
         failure,
+        saved.usage,
+        saved.calls,
+        saved.cost_usd,
+        saved.retries,
+    )
+
+
+def paid_part(saved: RecordedOutcome, error: str | None) -> CallOutcome:
+    """What a recorded outcome's calls paid for, as a pending outcome to carry."""
+    return CallOutcome(
+        None,
+        None,
+        error,
+        FailureKind.TRANSIENT,
         saved.usage,
         saved.calls,
         saved.cost_usd,
@@ -161,6 +166,7 @@ class FamilyRun:
         self.outcomes: list[CallOutcome | None] = []
         self.carried: dict[int, CallOutcome] = {}
         self.result: FamilyResult | None = None
+        self._journal: Mapping[StageKey, RecordedStage] = {}
         self.usage = TokenUsage()
         self.calls = 0
         self.cost_usd = 0.0
@@ -178,9 +184,13 @@ class FamilyRun:
         A stage recorded in part (some of its calls had answered when the run stopped) comes
         back with those outcomes filled in: only ``missing()`` requests are sent again.
         """
-        stage = self._advance(None)
+        self._journal = journal
+        return self._replay(self._advance(None))
+
+    def _replay(self, stage: Stage | None) -> Stage | None:
+        """Fill ``stage`` and the stages after it from the journal; the first one to send."""
         while stage is not None:
-            saved = journal.get(self.key)
+            saved = self._journal.get(self.key)
             if saved is None or saved.digest != stage_digest(stage):
                 return stage
             if len(saved.outcomes) != len(stage):
@@ -193,7 +203,14 @@ class FamilyRun:
                 item is None and outcome is not None
                 for item, outcome in zip(outcomes, saved.outcomes, strict=True)
             ):
-                return stage  # an answer that no longer parses: ask the whole stage again
+                # An answer that no longer parses: ask the whole stage again, carrying what
+                # the saved outcomes paid for (spent, so it stays in the record).
+                for index, outcome in enumerate(saved.outcomes):
+                    if outcome is not None and (outcome.calls or outcome.cost_usd):
+                        self.carried[index] = paid_part(
+                            outcome, "the saved answer no longer parses"
+                        )
+                return stage
             for index, outcome in enumerate(outcomes):
                 if outcome is not None and outcome.failure is FailureKind.TRANSIENT:
                     self.carried[index] = outcome
@@ -255,7 +272,9 @@ class FamilyRun:
         return tuple(self.outcomes)  # type: ignore[arg-type]
 
     def next_stage(self, outcomes: tuple[CallOutcome, ...]) -> Stage | None:
-        return self._advance(outcomes)
+        """The next stage to send: stages the journal holds (after a stage asked again) are
+        replayed rather than paid for again."""
+        return self._replay(self._advance(outcomes))
 
     def _advance(self, outcomes: tuple[CallOutcome, ...] | None) -> Stage | None:
         while True:
@@ -526,7 +545,9 @@ class DirectEngine:
             if self._outage.tripped():
                 self._drain(self._outage.error())
             return
-        if kind == "answered":
+        if kind == "answered" and not isinstance(self._draining, JudgeUnavailableError):
+            # Once the outage has stopped the run, a call in flight answered meanwhile does
+            # not turn the held questions into unscored rows: they are asked again on resume.
             self._release_held()
         self._listener.question_finished(record, active.job.item)
 
