@@ -580,3 +580,36 @@ def test_generate_lets_go_of_its_checkpoint_records(
     assert result.exit_code == 0, result.output
     unclosed = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
     assert not [message for message in unclosed if ".jsonl" in message], unclosed
+
+
+def test_a_batch_collected_again_is_never_counted_twice(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    # Question 3's first answer is unusable (billed): it goes out again in a follow-up batch.
+    fake_anthropic.script(QUESTIONS[3][0], Fault.invalid_json(), verdict())
+    created: list[str] = []
+
+    def on_created(batch_id: str) -> None:
+        created.append(batch_id)
+        if len(created) == 2:
+            fake_anthropic.hold_batch(batch_id)
+
+    fake_anthropic.on_batch_created = on_created
+    fake_anthropic.on_batch_poll = lambda batch_id: (
+        press_ctrl_c() if len(created) == 2 and batch_id == created[1] else None
+    )
+    stopped = run_cli(BATCH)
+    assert stopped.exit_code == 130, stopped.output
+    fake_anthropic.on_batch_poll = None
+    # As if the run had died after keeping the first batch's results, before marking it done.
+    [checkpoint] = workspace.checkpoint_files()
+    lines = checkpoint.read_text(encoding="utf-8").splitlines(keepends=True)
+    first_done = json.dumps({"type": "batch_done", "id": created[0]}, separators=(",", ":"))
+    checkpoint.write_text("".join(line for line in lines if line.strip() != first_done))
+    fake_anthropic.hold_batch(created[1], False)
+    resumed = run_cli(BATCH)
+    assert resumed.exit_code == 0, resumed.output
+    [results] = all_results(workspace)
+    # Every billed answer counted once: 8 good ones and question 3's unusable first one.
+    assert fake_anthropic.billed_total() == 9
+    assert results.summary["Judge Calls"] == "9"

@@ -123,6 +123,11 @@ class BatchRunner:
             self.intents = dict(resumed.unconfirmed_intents)
             self.recorded_batches = set(resumed.recorded_batches)
         self.journal: dict[StageKey, RecordedStage] = dict(journal)
+        # The batches whose results each journaled stage already holds: a batch collected
+        # again (the run stopped before marking it done) is never applied to it twice.
+        self.applied: dict[StageKey, set[str]] = {
+            key: set(stage.batches) for key, stage in self.journal.items() if stage.batches
+        }
         self.active: dict[int, list[FamilyRun]] = {}
         self.known = {job.question_number: job for job in jobs}
         waiting: list[FamilyRun] = []
@@ -395,18 +400,23 @@ class BatchRunner:
         refusal: str | None = None
         for entry in results:
             seen.add(entry.custom_id)
-            item = outstanding.get(entry.custom_id)
+            item = self._not_yet_applied(outstanding.get(entry.custom_id), batch_id)
             if item is not None:
                 touched[id(item.run)] = item.run
                 refusal = self._apply(item, entry.result, outstanding) or refusal
         for custom in self.open_batches.get(batch_id, ()):
-            item = outstanding.get(custom)
+            item = self._not_yet_applied(outstanding.get(custom), batch_id)
             if item is not None and custom not in seen:
+                touched[id(item.run)] = item.run
                 self._failed_attempt(item, CallOutcome(None, None), FailureKind.TRANSIENT, "")
                 item.last_error = "the batch returned no result for this request"
         for run in touched.values():
             # Durable before the batch counts as done: a stop now never pays for these again.
-            self.recorder.stage_finished(run.key, stage_digest(run.stage), run.journal_outcomes())
+            applied = self.applied.setdefault(run.key, set())
+            applied.add(batch_id)
+            self.recorder.stage_finished(
+                run.key, stage_digest(run.stage), run.journal_outcomes(), sorted(applied)
+            )
         self.writer.append_batch_done(batch_id)
         self.open_batches.pop(batch_id, None)
         if refusal is not None:
@@ -416,6 +426,12 @@ class BatchRunner:
                 f"The Message Batch refused a request: {refusal}. Run the same command "
                 "again to resume once this is fixed"
             )
+
+    def _not_yet_applied(self, item: _Pending | None, batch_id: str) -> _Pending | None:
+        """``item``, unless its stage's journal already holds this batch's result for it."""
+        if item is None or batch_id in self.applied.get(item.run.key, ()):
+            return None
+        return item
 
     def _apply(self, item: _Pending, result: Any, outstanding: dict[str, _Pending]) -> str | None:
         """Apply one result to its request; the reason when the API refused it for good."""

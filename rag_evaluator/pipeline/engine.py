@@ -389,6 +389,9 @@ class DirectEngine:
         # Why the run is stopping while the calls in flight finish.
         self._draining: BaseException | None = None
         self._threads: list[threading.Thread] = []
+        # Calls a worker is making right now (queued tickets not counted): what a stop waits for.
+        self._calling = 0
+        self._calling_lock = threading.Lock()
 
     # -- the main thread ----------------------------------------------------------------------
 
@@ -439,7 +442,9 @@ class DirectEngine:
             return
         self._drain(KeyboardInterrupt())
         if self._on_stopping is not None:
-            self._on_stopping(self._in_flight)
+            with self._calling_lock:
+                calling = self._calling
+            self._on_stopping(calling)
 
     def _drain(self, reason: BaseException) -> None:
         """Start no call from now on; the calls in flight finish and are kept."""
@@ -579,6 +584,8 @@ class DirectEngine:
             if self.stop.is_set():
                 self._done.put((ticket, RunStoppedError("the run is stopping")))
                 continue
+            with self._calling_lock:
+                self._calling += 1
             try:
                 outcome = self._call(ticket.request, f"question {ticket.question_number}")
             except BaseException as error:  # reported to the main thread, which decides
@@ -588,3 +595,6 @@ class DirectEngine:
                 self._done.put((ticket, error))
             else:
                 self._done.put((ticket, outcome))
+            finally:
+                with self._calling_lock:
+                    self._calling -= 1

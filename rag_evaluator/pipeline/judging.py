@@ -471,17 +471,22 @@ class _Recorder:
         )
 
     def stage_finished(
-        self, key: StageKey, digest: str, outcomes: Sequence[CallOutcome | None]
+        self,
+        key: StageKey,
+        digest: str,
+        outcomes: Sequence[CallOutcome | None],
+        batches: Sequence[str] = (),
     ) -> None:
-        """Journal a stage's outcomes so far (``None``: not answered yet). A call that ran out
-        of transient retries, or was cut short by a stop, is kept pending: a resume asks it
-        again (the API may be back), carrying what its calls paid for."""
+        """Journal a stage's outcomes so far (``None``: not answered yet), with the Message
+        Batches whose results they hold. A call that ran out of transient retries, or was cut
+        short by a stop, is kept pending: a resume asks it again (the API may be back),
+        carrying what its calls paid for."""
         kept = [
             None if outcome is None or _paid_nothing(outcome) else recorded(outcome)
             for outcome in outcomes
         ]
         if any(outcome is not None for outcome in kept):
-            self.writer.append_stage(key, digest, kept)
+            self.writer.append_stage(key, digest, kept, batches)
 
 
 def _paid_nothing(outcome: CallOutcome) -> bool:

@@ -118,6 +118,8 @@ class RecordedStage:
 
     digest: str
     outcomes: tuple[RecordedOutcome | None, ...]
+    # The Message Batches whose results the outcomes already hold (never applied twice).
+    batches: tuple[str, ...] = ()
 
 
 StageKey = tuple[int, str, int]  # question number, family, stage index
@@ -359,6 +361,26 @@ def _outcome_from_json(data: Any) -> RecordedOutcome | None:
     )
 
 
+def _stage_json(
+    key: StageKey,
+    digest: str,
+    outcomes: Sequence[RecordedOutcome | None],
+    batches: Sequence[str],
+) -> dict[str, Any]:
+    question_number, family, stage = key
+    line: dict[str, Any] = {
+        "type": "stage",
+        "question_number": question_number,
+        "family": family,
+        "stage": stage,
+        "digest": digest,
+        "outcomes": [_outcome_to_json(outcome) for outcome in outcomes],
+    }
+    if batches:
+        line["batches"] = list(batches)
+    return line
+
+
 def _header_to_json(header: CheckpointHeader) -> dict[str, Any]:
     return {
         "type": "header",
@@ -439,7 +461,8 @@ class _Reader:
         elif kind == "stage":
             key = (_count(data["question_number"]), str(data["family"]), _count(data["stage"]))
             outcomes = tuple(_outcome_from_json(outcome) for outcome in data["outcomes"])
-            self.stages[key] = RecordedStage(str(data["digest"]), outcomes)
+            batches = _texts(data.get("batches", []))
+            self.stages[key] = RecordedStage(str(data["digest"]), outcomes, batches)
         elif kind == "batch_intent":
             created_at = datetime.fromisoformat(str(data["created_at"]))
             self.intents[str(data["intent"])] = BatchIntent(_texts(data["custom_ids"]), created_at)
@@ -649,20 +672,16 @@ class CheckpointWriter:
         return offset
 
     def append_stage(
-        self, key: StageKey, digest: str, outcomes: Sequence[RecordedOutcome | None]
+        self,
+        key: StageKey,
+        digest: str,
+        outcomes: Sequence[RecordedOutcome | None],
+        batches: Sequence[str] = (),
     ) -> None:
         """Record a stage of an unfinished question, finished or in part (``None`` for a call
-        not answered yet); the latest line of a stage wins. Made durable by the next fsync."""
-        question_number, family, stage = key
-        line = {
-            "type": "stage",
-            "question_number": question_number,
-            "family": family,
-            "stage": stage,
-            "digest": digest,
-            "outcomes": [_outcome_to_json(outcome) for outcome in outcomes],
-        }
-        self._write(_line(line), durable=False)
+        not answered yet), with the Message Batches whose results it holds; the latest line of
+        a stage wins. Made durable by the next fsync."""
+        self._write(_line(_stage_json(key, digest, outcomes, batches)), durable=False)
 
     def append_batch_intent(self, intent: str, custom_ids: Sequence[str], when: datetime) -> None:
         """Record, durably, the requests of a Message Batch about to be created."""
@@ -735,19 +754,9 @@ def rewrite_checkpoint(loaded: LoadedCheckpoint, families: Families) -> None:
         offsets.append(position)
         position += len(line)
         parts.append(line)
-    for (number, family, stage), recorded in loaded.stages.items():
-        parts.append(
-            _line(
-                {
-                    "type": "stage",
-                    "question_number": number,
-                    "family": family,
-                    "stage": stage,
-                    "digest": recorded.digest,
-                    "outcomes": [_outcome_to_json(outcome) for outcome in recorded.outcomes],
-                }
-            )
-        )
+    for key, recorded in loaded.stages.items():
+        stage_line = _stage_json(key, recorded.digest, recorded.outcomes, recorded.batches)
+        parts.append(_line(stage_line))
     for batch_id, custom_ids in loaded.open_batches.items():
         parts.append(_line({"type": "batch", "id": batch_id, "custom_ids": list(custom_ids)}))
     _write_fresh(loaded.path, b"".join(parts))
