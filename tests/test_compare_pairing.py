@@ -49,7 +49,7 @@ def evaluate(workspace: Workspace, name: str, records: list[dict[str, object]]) 
         ]
     )
     assert result.exit_code == 0, result.output
-    [path] = output.glob("precision_scores_*.csv")
+    [path] = output.glob("*_scores_*.csv")
     return path
 
 

@@ -48,7 +48,7 @@ def evaluate(workspace: Workspace, name: str) -> Path:
         ]
     )
     assert result.exit_code == 0, result.output
-    [path] = output.glob("precision_scores_*.csv")
+    [path] = output.glob("*_scores_*.csv")
     return path
 
 

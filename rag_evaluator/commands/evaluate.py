@@ -12,6 +12,7 @@ from rag_evaluator.commands.run_console import RunConsole
 from rag_evaluator.core.cost import ESTIMATE_ASSUMES, dollar_range
 from rag_evaluator.core.gates import describe_failures, parse_thresholds
 from rag_evaluator.core.group_summary import group_table
+from rag_evaluator.core.metric_kinds import METRIC_KINDS
 from rag_evaluator.core.metrics.quality import DEFAULT_FALLBACK_PHRASES
 from rag_evaluator.core.models import DEFAULT_MODEL_ALIAS
 from rag_evaluator.core.money import format_usd
@@ -512,7 +513,8 @@ def _show_results(outcome: RunOutcome, request: EvaluateRequest, report: bool) -
     console.table(
         "Summary",
         ["", "Value"],
-        [[line.label, line.value] for line in outcome.summary],
+        # The kinds declaration is for the readers of the results file, not for people.
+        [[line.label, line.value] for line in outcome.summary if line.label != METRIC_KINDS],
     )
     if outcome.groups:
         header, rows = group_table(outcome.groups)
