@@ -469,9 +469,10 @@ def _semantic_inputs(
             embeddings.best_passage_cosines([item.question], contexts)[0].tolist()
         )
     sentences = semantic.split_sentences(item.rag_answer) if item.contexts is not None else []
-    support: tuple[float | None, ...] = tuple(None for _ in sentences)
+    best: list[float | None] = [None] * len(sentences)
     if sentences and contexts:
-        support = tuple(embeddings.best_passage_cosines(sentences, contexts).max(axis=1).tolist())
+        best = embeddings.best_passage_cosines(sentences, contexts).max(axis=1).tolist()
+    support = semantic.sentence_support(sentences, contexts, best)
     return SemanticInputs(
         item=item,
         answer_ground_truth_cosine=cosine(item.rag_answer, item.ground_truth),
