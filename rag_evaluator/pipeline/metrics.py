@@ -236,7 +236,7 @@ def compute_offline_metrics(
         embeddings,
         bert_scores,
         input_files or InputFileNames(),
-        quality.FallbackPhrases.of(options.fallback_phrases),
+        quality.FallbackPhrases.for_option(options.fallback_phrases),
         ChunkTokens(),
     )
     columns = [name for family in chosen for name in FAMILY_METRICS[family]]

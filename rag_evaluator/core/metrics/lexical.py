@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from rag_evaluator.core import non_answers
+
 # A number: optional sign, optional "$", digits with optional thousands separators and
 # decimals, optional "%". The sign counts only when the dash is not glued to a word or to a
 # number before it: "C-1" is 1 and "5%-10%" is a range of 5 and 10, not 5 and -10.
@@ -48,22 +50,9 @@ yourselves
 """
 STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
 
-# Seed 001's uncertainty phrases, matched in the case-folded answer as whole words, so that
-# "no data" does not fire on "no database" nor "unknown" on "unknowns".
-UNCERTAINTY_PHRASES = (
-    "i don't know",
-    "i do not know",
-    "unknown",
-    "not sure",
-    "cannot determine",
-    "no information",
-    "insufficient data",
-    "unable to answer",
-    "cannot answer",
-    "don't have enough information",
-    "not available",
-    "no data",
-)
+# Seed 001's uncertainty phrases; dont_know also finds the abstentions and refusals of
+# ``core/non_answers`` (the one list every "does it give up?" check reads).
+UNCERTAINTY_PHRASES = non_answers.SEED_UNCERTAINTY_PHRASES
 # Seed 001: a very short answer (under 10 characters) holding one of these is a non-answer.
 SHORT_NON_ANSWER_WORDS = ("unknown", "n/a", "none", "null")
 SHORT_ANSWER_LENGTH = 10
@@ -74,7 +63,6 @@ def _whole_words(phrases: Sequence[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
 
 
-_UNCERTAINTY = _whole_words(UNCERTAINTY_PHRASES)
 _SHORT_NON_ANSWER = _whole_words(SHORT_NON_ANSWER_WORDS)
 
 # Seed 000's source indicators; each distinct indicator found counts once. "from" is one of
@@ -288,12 +276,13 @@ def citation_quality(answer: str) -> float:
 
 
 def dont_know(answer: str) -> float:
-    """1.0 when the answer admits it does not know (seed 001's phrases, as whole words), or
-    is shorter than 10 characters and says ``unknown``, ``n/a``, ``none`` or ``null``; else
+    """1.0 when the answer admits it does not know or declines to answer (seed 001's
+    phrases and the abstentions and refusals of ``core/non_answers``, as whole words), or is
+    shorter than 10 characters and says ``unknown``, ``n/a``, ``none`` or ``null``; else
     0.0."""
-    folded = " ".join(_normalise_text(answer).casefold().split())
-    if _UNCERTAINTY.search(folded):
+    if non_answers.non_answer_phrase(answer) is not None:
         return 1.0
+    folded = non_answers.folded(answer)
     if len(folded) < SHORT_ANSWER_LENGTH and _SHORT_NON_ANSWER.search(folded):
         return 1.0
     return 0.0

@@ -13,7 +13,9 @@ empty answer, which not_empty already fails:
   out-of-range number fails. Does not apply when no context was retrieved and the answer
   cites nothing (there is nothing it could cite).
 - no_fallback: none of the fallback phrases occurs, case-folded, whitespace collapsed, as
-  whole words. Does not apply when the phrase list is empty (the check is turned off).
+  whole words; by default the phrases are seed 002's and the abstentions and refusals of
+  ``core/non_answers`` (an answer that gives up fails). Does not apply when the phrase
+  list is empty (the check is turned off).
 - retrieval_score: every retrieval score is at least the minimum. Does not apply when no
   score is reported (an empty list).
 - list_format: a question asking for a list (``LIST_QUESTION``) gets at least two markdown
@@ -28,20 +30,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rag_evaluator.core import non_answers
 from rag_evaluator.core.metrics.lexical import list_items
 
-# Seed 002's fallback phrase ("Unable to generate") and the issue's, plus the usual ways a
-# model says it will not or cannot produce the answer. "I don't know" is not among them: an
-# abstention is the lexical family's dont_know, not a generation failure.
-DEFAULT_FALLBACK_PHRASES = (
-    "Unable to generate",
-    "As an AI",
-    "As a language model",
-    "I cannot answer",
-    "I can't answer",
-    "I am unable to answer",
-    "I'm unable to answer",
-)
+# Seed 002's fallback phrase ("Unable to generate"), the AI disclaimers and cannot-answer
+# phrases; by default the check also fails every abstention and refusal of
+# ``core/non_answers`` ("I do not have specific information", "this model is unable to
+# respond"): an answer that gives up is a fallback, whatever its words.
+DEFAULT_FALLBACK_PHRASES = non_answers.SEED_FALLBACK_PHRASES
 DEFAULT_MIN_RETRIEVAL_SCORE = 0.5
 # A list answer has at least this many list items: one bullet is not a list.
 MIN_LIST_ITEMS = 2
@@ -71,37 +67,47 @@ LIST_QUESTION = re.compile(
     r"|\bname\s+(?:all|some|several|the\s+main|\d+|two|three|four|five|six|seven|eight|nine|ten)\b",
     re.IGNORECASE,
 )
-_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
-
-
-def _folded(text: str) -> str:
-    return " ".join(text.translate(_APOSTROPHES).casefold().split())
 
 
 @dataclass(frozen=True)
 class FallbackPhrases:
-    """Fallback phrases compiled once: whole words, case-folded, whitespace collapsed."""
+    """Fallback phrases compiled once: whole words, case-folded, whitespace collapsed.
+
+    ``FallbackPhrases.of(phrases)`` holds exactly the phrases given (``--fallback-phrases``
+    replaces the defaults); ``DEFAULT_FALLBACKS`` holds the default phrases and the
+    abstention and refusal patterns of ``core/non_answers``.
+    """
 
     phrases: tuple[str, ...]
     pattern: re.Pattern[str] | None
 
     @classmethod
-    def of(cls, phrases: Sequence[str]) -> FallbackPhrases:
-        folded = tuple(dict.fromkeys(_folded(phrase) for phrase in phrases if phrase.strip()))
-        if not folded:
+    def of(cls, phrases: Sequence[str], extra_patterns: Sequence[str] = ()) -> FallbackPhrases:
+        folded = tuple(
+            dict.fromkeys(non_answers.folded(phrase) for phrase in phrases if phrase.strip())
+        )
+        alternatives = [re.escape(phrase) for phrase in folded] + list(extra_patterns)
+        if not alternatives:
             return cls((), None)
-        alternatives = "|".join(re.escape(phrase) for phrase in folded)
-        return cls(folded, re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)"))
+        return cls(folded, re.compile(rf"(?<!\w)(?:{'|'.join(alternatives)})(?!\w)"))
+
+    @classmethod
+    def for_option(cls, phrases: Sequence[str]) -> FallbackPhrases:
+        """The detector for ``--fallback-phrases``: the defaults (with the non-answer
+        patterns) when the phrases are the default ones, else exactly the phrases given."""
+        if tuple(phrases) == DEFAULT_FALLBACK_PHRASES:
+            return DEFAULT_FALLBACKS
+        return cls.of(phrases)
 
     def found_in(self, text: str) -> str | None:
         """The first fallback phrase in ``text`` (folded), or ``None``."""
         if self.pattern is None:
             return None
-        found = self.pattern.search(_folded(text))
+        found = self.pattern.search(non_answers.folded(text))
         return None if found is None else found.group(0)
 
 
-DEFAULT_FALLBACKS = FallbackPhrases.of(DEFAULT_FALLBACK_PHRASES)
+DEFAULT_FALLBACKS = FallbackPhrases.of(DEFAULT_FALLBACK_PHRASES, non_answers.NON_ANSWER_PATTERNS)
 
 
 def parse_phrase_list(raw: str) -> tuple[str, ...]:
@@ -203,7 +209,7 @@ def assess_answer(
     phrases = (
         fallback_phrases
         if isinstance(fallback_phrases, FallbackPhrases)
-        else FallbackPhrases.of(fallback_phrases)
+        else FallbackPhrases.for_option(fallback_phrases)
     )
     checks: dict[str, int | None] = {
         NOT_EMPTY: not_empty(answer),
