@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rag_evaluator.core.citations import find_citations
 from rag_evaluator.core.metrics import overlap, quality, retrieval, semantic
 from rag_evaluator.core.metrics.chunk_overlap import ChunkTokens
 from rag_evaluator.core.metrics.registry import (
@@ -259,7 +260,7 @@ def _no_citation_warning(
     """A hint when no answer of the run cites anything: the system is likely not asked to
     cite, and every answer failing quality_citations says nothing about it."""
     failed = [number for number, row in scores.items() if row.get(quality.CITATIONS) == 0]
-    if not failed or any(quality.cited_numbers(item.rag_answer) for item in items):
+    if not failed or any(find_citations(item.rag_answer) for item in items):
         return []
     return [
         f"{quality.CITATIONS}: none of the {len(items)} answer(s) cites a source as [n], so "

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from rag_evaluator.core import non_answers
+from rag_evaluator.core.citations import blank_citations, find_citations
 
 # A number: optional sign, optional "$", digits with optional thousands separators and
 # decimals, optional "%". The sign counts only when the dash is not glued to a word or to a
@@ -65,45 +66,41 @@ def _whole_words(phrases: Sequence[str]) -> re.Pattern[str]:
 
 _SHORT_NON_ANSWER = _whole_words(SHORT_NON_ANSWER_WORDS)
 
-# Seed 000's source indicators; each distinct indicator found counts once. "from" is one of
-# them only where it introduces a source ("from the handbook", "from page 4"): as plain prose
-# ("launched from Sriharikota") it is in nearly every answer and would reward none.
+# Seed 000's source indicators; each distinct indicator found counts once. Words that are
+# common in prose count only where they point at a source: "from" and "based on" followed
+# by a source ("from the handbook", "based on the provided documents", "from page 4"), not
+# "launched from Sriharikota" or "based on five factors"; "page" with its number ("page 4",
+# "p. 4"); "document" and "pdf" with a number, a file name or a word that makes them the
+# source ("Document 2", "handbook.pdf", "the provided documents", "this PDF"), not "bring
+# your documents".
+_SOURCE_DETERMINERS = (
+    r"(?:the|this|that|these|those|a|an|our|your|its|their|provided|given|attached|above|"
+    r"following|retrieved|cited|same|relevant|official|original|available)"
+)
+_SOURCE_NOUNS = (
+    r"(?:sources?|documents?|docs?|contexts?|passages?|excerpts?|references?|citations?|"
+    r"records?|pdfs?|files?|manuals?|handbooks?|reports?|articles?|knowledge\s+base|"
+    r"documentation|guidelines?|polic(?:y|ies)|text)"
+)
+_LOCATOR = r"(?:table|page|pp?\.|section|chapter|figure|fig\.|appendix)\s*(?:\d|[a-z]\b)"
+_POINTS_AT_SOURCE = rf"(?:{_SOURCE_DETERMINERS}\s+){{0,2}}(?:{_SOURCE_NOUNS}\b|{_LOCATOR})"
+_MAKES_IT_THE_SOURCE = (
+    r"(?:this|these|provided|given|attached|above|retrieved|cited|source|reference|"
+    r"referenced|original|same|supplied)"
+)
 SOURCE_INDICATORS: dict[str, re.Pattern[str]] = {
     "source:": re.compile(r"\bsource\s*:", re.IGNORECASE),
     "table:": re.compile(r"\btable\s*:", re.IGNORECASE),
-    "page": re.compile(r"\bpages?\b", re.IGNORECASE),
-    "document": re.compile(r"\bdocuments?\b", re.IGNORECASE),
-    "pdf": re.compile(r"\bpdfs?\b", re.IGNORECASE),
-    "according to": re.compile(r"\baccording\s+to\b", re.IGNORECASE),
-    "based on": re.compile(r"\bbased\s+on\b", re.IGNORECASE),
-    "from": re.compile(
-        r"\bfrom\s+(?:(?:the|this|that|these|those|a|an|our|your|its|their|provided|given|"
-        r"attached|above|following|retrieved|cited|same|relevant|official|original)\s+){0,2}"
-        r"(?:(?:sources?|documents?|docs?|contexts?|passages?|excerpts?|references?|"
-        r"citations?|records?|pdfs?|files?|manuals?|handbooks?|reports?|articles?|"
-        r"knowledge\s+base)\b"
-        r"|(?:table|page|pp?\.|section|chapter|figure|fig\.|appendix)\s*(?:\d|[a-z]\b))",
+    "page": re.compile(r"\b(?:pages?\s*\d|pp?\.\s*\d)", re.IGNORECASE),
+    "document": re.compile(
+        rf"\b(?:documents?\s*(?:[#:]|no\.|\d)|{_MAKES_IT_THE_SOURCE}\s+documents?\b)",
         re.IGNORECASE,
     ),
+    "pdf": re.compile(rf"(?:\w\.pdf\b|\b{_MAKES_IT_THE_SOURCE}\s+pdfs?\b)", re.IGNORECASE),
+    "according to": re.compile(r"\baccording\s+to\b", re.IGNORECASE),
+    "based on": re.compile(rf"\bbased\s+on\s+{_POINTS_AT_SOURCE}", re.IGNORECASE),
+    "from": re.compile(rf"\bfrom\s+{_POINTS_AT_SOURCE}", re.IGNORECASE),
 }
-# Citation markers: reference numbers in square brackets ("[1]", "[2, 3]", "[4-6]", "[^1]"),
-# a source label with an id in square brackets or parentheses ("[ID:3]", "[doc2]",
-# "[Source 1]", "(Source: Employee Handbook, p. 4)"), full-width brackets ("【1】",
-# "【4:0†source】") and ragflow's older "##3$$". A label needs a colon or a number after it,
-# so that prose in parentheses ("(context matters)") is not a citation.
-_SOURCE_LABEL = (
-    r"(?:id|docs?|documents?|sources?|src|refs?|references?|chunks?|contexts?|passages?|"
-    r"citations?|cite)"
-)
-_CITATION_MARKER = re.compile(
-    r"\[\s*(?P<numbers>\^?\d{1,4}(?:\s*[,;]\s*\^?\d{1,4})*)\s*\]"
-    r"|\[\s*(?P<range>\d{1,4}\s*[-–]\s*\d{1,4})\s*\]"
-    rf"|\[\s*(?P<square>{_SOURCE_LABEL}(?:\s*:\s*[^\[\]\n]{{1,120}}?|\s*[#.]?\s*\d[\w.-]*))\s*\]"
-    rf"|\(\s*(?P<round>{_SOURCE_LABEL}(?:\s*:\s*[^()\n]{{1,120}}?|\s*[#.]?\s*\d[\w.-]*))\s*\)"
-    r"|【(?P<lenticular>[^】\n]{1,120})】"
-    r"|##(?P<ragflow>\d{1,4})\$\$",
-    re.IGNORECASE,
-)
 CITATIONS_FOR_FULL_SCORE = 3
 
 KEYWORD_MIN_LETTERS = 4
@@ -247,30 +244,20 @@ def completeness_from_coverage(
 
 
 def citation_markers(answer: str) -> set[str]:
-    """The distinct citation markers of ``answer``, compared without case or spaces; a
-    bracket listing several reference numbers ("[2, 3]") cites each of them."""
-    markers: set[str] = set()
-    for match in _CITATION_MARKER.finditer(answer):
-        numbers = match.group("numbers")
-        if numbers is not None:
-            markers.update(
-                f"[{number.strip().lstrip('^')}]" for number in re.split(r"[,;]", numbers)
-            )
-            continue
-        key = "".join(match.group(0).casefold().split())
-        markers.add(key.replace("##", "[id:").replace("$$", "]") if key.startswith("##") else key)
-    return markers
+    """The distinct citation markers of ``answer`` (``core/citations``), compared without
+    case or spaces; a bracket listing several reference numbers ("[2, 3]") cites each."""
+    return {citation.key for citation in find_citations(answer)}
 
 
 def citation_quality(answer: str) -> float:
     """Distinct source indicators in the answer divided by 3, capped at 1.
 
     Indicators: each distinct citation marker ("[ID:3]", "[1]", "[doc2]", "(Source: ...)"),
-    and seed 000's words and phrases found in the text outside the markers (a marker is one
-    citation, whatever words it holds).
+    and seed 000's words and phrases where they point at a source, found in the text
+    outside the markers (a marker is one citation, whatever words it holds).
     """
     markers = citation_markers(answer)
-    prose = _CITATION_MARKER.sub(" ", answer)
+    prose = blank_citations(answer)
     words = sum(1 for pattern in SOURCE_INDICATORS.values() if pattern.search(prose))
     return min((len(markers) + words) / CITATIONS_FOR_FULL_SCORE, 1.0)
 

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag_evaluator.core import non_answers
+from rag_evaluator.core.citations import find_citations
 from rag_evaluator.core.metrics.lexical import list_items
 
 # Seed 002's fallback phrase ("Unable to generate"), the AI disclaimers and cannot-answer
@@ -52,11 +53,6 @@ PASS = "quality_pass"
 FAILURES = "Quality Failures"
 CHECKS = (NOT_EMPTY, HAS_CONTEXTS, CITATIONS, NO_FALLBACK, RETRIEVAL_SCORE, LIST_FORMAT)
 
-# Reference numbers in square brackets: "[1]", "[2, 3]", "[2;3]", "[^4]" and ranges "[4-6]".
-_CITATION = re.compile(
-    r"\[\s*(?P<numbers>\^?\d{1,9}(?:\s*[,;]\s*\^?\d{1,9})*)\s*\]"
-    r"|\[\s*(?P<first>\d{1,9})\s*[-–]\s*(?P<last>\d{1,9})\s*\]"
-)
 _WORDS_OF_A_SENTENCE = r"[^.?!\n]*"
 # A question asks for a list when it says so ("list", "enumerate", "itemise"), asks for
 # steps (or step by step), asks "which ... are/were" in one sentence, or asks to "name"
@@ -120,16 +116,10 @@ def _flag(passed: bool) -> int:
 
 
 def cited_numbers(answer: str) -> list[int]:
-    """The reference numbers the answer cites in square brackets, in order (a range
-    "[4-6]" gives its two ends: every number between them is in range when they are)."""
-    numbers: list[int] = []
-    for match in _CITATION.finditer(answer):
-        listed = match.group("numbers")
-        if listed is not None:
-            numbers += [int(part.strip().lstrip("^")) for part in re.split(r"[,;]", listed)]
-        else:
-            numbers += [int(match.group("first")), int(match.group("last"))]
-    return numbers
+    """The context numbers the answer's citations point to, in order, counted from 1
+    (``core/citations``: "[2]" is 2, ragflow's "[ID:0]" is 1; a range "[4-6]" gives its two
+    ends, every number between them is in range when they are)."""
+    return [number for citation in find_citations(answer) for number in citation.contexts]
 
 
 def not_empty(answer: str) -> int:
@@ -148,9 +138,12 @@ def citations(answer: str, context_count: int, required: bool = True) -> int | N
     or no citation when there is no context or citations are not required."""
     if not answer.strip():
         return None
-    numbers = cited_numbers(answer)
-    if not numbers:
+    found = find_citations(answer)
+    if not found:
         return None if context_count == 0 or not required else 0
+    numbers = [number for citation in found for number in citation.contexts]
+    if context_count == 0:
+        return 0  # a citation with nothing retrieved cites nothing real
     return _flag(all(1 <= number <= context_count for number in numbers))
 
 
