@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+import regex
+
 from rag_evaluator.core import non_answers
 from rag_evaluator.core.citations import blank_citations, find_citations
 
@@ -24,13 +26,21 @@ from rag_evaluator.core.citations import blank_citations, find_citations
 # decimals, optional "%". The sign counts only when the dash is not glued to a word or to a
 # number before it: "C-1" is 1 and "5%-10%" is a range of 5 and 10, not 5 and -10.
 _NUMBER_PATTERN = r"(?:(?<![\w.%])-|(?<![\w.]))\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?"
-_TOKEN = re.compile(rf"(?P<number>{_NUMBER_PATTERN})|(?P<word>[^\W_]+)")
+# A word: letters, marks and digits of any script; in scripts written without spaces (Han,
+# kana, Thai...) each character is a word.
+_CHARACTER_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
+_WORD_PATTERN = (
+    rf"[{_CHARACTER_SCRIPTS}]\p{{M}}*|(?:(?![{_CHARACTER_SCRIPTS}])[\p{{L}}\p{{M}}\p{{N}}])+"
+)
+_TOKEN = regex.compile(rf"(?P<number>{_NUMBER_PATTERN})|(?P<word>{_WORD_PATTERN})")
 _NUMBER = re.compile(_NUMBER_PATTERN)
-_UPPER = "A-ZÀ-ÖØ-Þ"
-# A capitalised phrase: a capitalised word followed by capitalised words or numbers on the
-# same line ("Territory 118", "Rule C-1", "New York City").
-_CAPITALISED_PHRASE = re.compile(
-    rf"(?<![\w-])[{_UPPER}][\w'’-]*(?:[ \t]+(?:[{_UPPER}][\w'’-]*|\$?\d[\d,.]*%?))*"
+_CHARACTER_WORD = regex.compile(rf"[{_CHARACTER_SCRIPTS}]\p{{M}}*")
+_LETTERS = regex.compile(r"[\p{L}\p{M}]+")
+# A capitalised phrase: a capitalised word (an upper-case letter of any script) followed by
+# capitalised words or numbers on the same line ("Territory 118", "Rule C-1", "New York
+# City", "Красная Площадь").
+_CAPITALISED_PHRASE = regex.compile(
+    r"(?<![\w-])\p{Lu}[\w'’-]*(?:[ \t]+(?:\p{Lu}[\w'’-]*|\$?\d[\d,.]*%?))*"
 )
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d+[.)])[ \t]+(?P<text>\S.*)$", re.MULTILINE)
 # Where a list item's label ends: "* Rule C-1: territory definitions" is labelled "Rule C-1".
@@ -129,7 +139,8 @@ def parse_number(text: str) -> Decimal | None:
 
 
 def tokenize(text: str) -> list[Token]:
-    """Words (case-folded) and numbers (as values) of ``text``, in order."""
+    """Words (case-folded; one per character in scripts without spaces) and numbers (as
+    values) of ``text``, in order."""
     tokens: list[Token] = []
     for match in _TOKEN.finditer(_normalise_text(text)):
         number_text = match.group("number")
@@ -172,15 +183,36 @@ def _is_content_word(token: Token) -> bool:
     return (
         isinstance(token, str)
         and len(token) >= KEYWORD_MIN_LETTERS
-        and token.isalpha()
+        and _LETTERS.fullmatch(token) is not None
         and token not in STOP_WORDS
     )
 
 
+def _is_character_word(token: Token) -> bool:
+    return isinstance(token, str) and _CHARACTER_WORD.fullmatch(token) is not None
+
+
+def _character_bigrams(tokens: Sequence[Token]) -> list[tuple[Token, ...]]:
+    """The keywords of text in scripts without spaces: each pair of neighbouring
+    characters of a run (a run of one character is its own keyword)."""
+    keywords: list[tuple[Token, ...]] = []
+    run: list[Token] = []
+    for token in [*tokens, ""]:
+        if _is_character_word(token):
+            run.append(token)
+            continue
+        if len(run) == 1:
+            keywords.append((run[0],))
+        keywords += [tuple(run[index : index + 2]) for index in range(len(run) - 1)]
+        run = []
+    return keywords
+
+
 def extract_keywords(text: str) -> Keywords:
     """Seed 000's keywords: capitalised phrases, numbers (with $ or %), and words of 4+ letters
-    that are not stop words. Leading stop words are dropped from a phrase ("The Territory 118"
-    -> "Territory 118"); duplicates are kept once."""
+    that are not stop words; in scripts written without spaces (Chinese, Japanese, Thai...),
+    each pair of neighbouring characters. Leading stop words are dropped from a phrase ("The
+    Territory 118" -> "Territory 118"); duplicates are kept once."""
     found: dict[tuple[Token, ...], None] = {}
     for match in _CAPITALISED_PHRASE.finditer(_normalise_text(text)):
         phrase = tokenize(match.group(0))
@@ -188,9 +220,12 @@ def extract_keywords(text: str) -> Keywords:
             phrase = phrase[1:]
         if phrase:
             found[tuple(phrase)] = None
-    for token in tokenize(text):
+    tokens = tokenize(text)
+    for token in tokens:
         if _is_number(token) or _is_content_word(token):
             found[(token,)] = None
+    for bigram in _character_bigrams(tokens):
+        found[bigram] = None
     return Keywords(tuple(found))
 
 
