@@ -40,7 +40,7 @@ RUN = ["evaluate", "--model", "haiku", "--seed", str(SEED), "--delay", "0", "--y
 RAGAS_COLUMNS = [
     "ragas_faithfulness",
     "ragas_context_precision",
-    "ragas_context_precision_ranked",
+    "relevant_context_share",
     "ragas_context_recall",
     "ragas_answer_relevance",
     "ragas_answer_relevance_method",
@@ -124,13 +124,15 @@ def test_a_run_with_every_family(workspace: Workspace, fake_anthropic: FakeAnthr
     results = only_results(workspace.directory)
     summary = results.summary
     assert summary["ragas_faithfulness"] == "mean 0.8333 (n=3)"
-    assert summary["ragas_context_precision"] == "mean 0.8333 (n=3)"
-    assert summary["ragas_context_precision_ranked"] == "mean 1.0000 (n=3)"
+    # Issue 22: ragas_context_precision is ragas's rank-weighted precision (question 1's
+    # relevant context is ranked first: 1); the plain share has its own column.
+    assert summary["ragas_context_precision"] == "mean 1.0000 (n=3)"
+    assert summary["relevant_context_share"] == "mean 0.8333 (n=3)"
     assert summary["ragas_context_recall"] == "mean 0.7500 (n=4)"
     assert summary["ragas_answer_relevance"] == "mean 0.9600 (n=5)"
-    # Question 1: 0.3*0.5 + 0.2*0.5 + 0.2*1 + 0.3*0.8 = 0.69; question 3 (recall 0, relevance
+    # Question 1: 0.3*0.5 + 0.2*1 + 0.2*1 + 0.3*0.8 = 0.79; question 3 (recall 0, relevance
     # 1): (0.2*0 + 0.3*1) / 0.5 = 0.6; the others 1.
-    assert summary["ragas_score"] == "mean 0.8580 (n=5)"
+    assert summary["ragas_score"] == "mean 0.8780 (n=5)"
     assert summary["RAGAS Relevance Method"] == "rating 5"
     assert summary["RAGAS Unscored"] == "0"
     assert summary["factual_accuracy"] == "mean 0.8440 (n=5)"
@@ -364,7 +366,7 @@ REFUSALS = [
     ("verdicts", ["ragas_faithfulness"], "ragas: faithfulness"),
     (
         "contexts",
-        ["ragas_context_precision", "ragas_context_precision_ranked"],
+        ["ragas_context_precision", "relevant_context_share"],
         "ragas: context_precision",
     ),
     ("attributions", ["ragas_context_recall"], "ragas: context_recall"),

@@ -54,15 +54,18 @@ def test_metrics_undefined_for_their_inputs_make_no_call(
     assert fake_anthropic.requests == []
 
 
-def test_context_precision_plain_and_ranked(
+def test_context_precision_is_rank_weighted_and_the_share_is_asked_for(
     fake_anthropic: FakeAnthropicServer, client: ModelClient
 ) -> None:
-    fake_anthropic.script_role("contexts", QUESTION, contexts_reply(False, True))
-    share = metrics.context_precision(QUESTION, CONTEXTS, ground_truth=TRUTH, client=client)
-    ranked = metrics.context_precision(
-        QUESTION, CONTEXTS, ground_truth=TRUTH, client=client, ranked=True
+    fake_anthropic.script_role("contexts", QUESTION, contexts_reply(False, True, True))
+    contexts = [*CONTEXTS, "A third context."]
+    ranked = metrics.context_precision(QUESTION, contexts, ground_truth=TRUTH, client=client)
+    share = metrics.context_precision(
+        QUESTION, contexts, ground_truth=TRUTH, client=client, share=True
     )
-    assert (share, ranked) == (0.5, 0.5)  # the relevant context is ranked 2nd: P@2 = 1/2
+    # Relevant at ranks 2 and 3: ragas's (1/2 + 2/3) / 2; the share 2 of 3.
+    assert ranked == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert share == pytest.approx(2 / 3)
 
 
 def test_context_recall(fake_anthropic: FakeAnthropicServer, client: ModelClient) -> None:

@@ -58,7 +58,7 @@ RESULTS: dict[str, st.SearchStrategy[FamilyResult]] = {
         claim_count=counts,
         unsupported_claims=st.lists(texts, max_size=3).map(tuple),
         context_precision=unit,
-        context_precision_ranked=unit,
+        relevant_context_share=unit,
         context_count=counts,
         relevant_ranks=st.lists(st.integers(1, 9), max_size=3).map(tuple),
         context_recall=unit,

@@ -44,14 +44,16 @@ def faithfulness(supported: Sequence[bool]) -> float:
     return share_of(supported) if supported else 1.0
 
 
-def context_precision(relevant: Sequence[bool]) -> float | None:
-    """The share of retrieved contexts judged relevant; ``None`` with no context."""
+def relevant_context_share(relevant: Sequence[bool]) -> float | None:
+    """The share of retrieved contexts judged relevant, whatever their ranks; ``None`` with
+    no context."""
     return share_of(relevant) if relevant else None
 
 
 def ranked_context_precision(relevant: Sequence[bool]) -> float | None:
-    """Average precision over the ranking: the mean, over the relevant contexts, of the
-    precision of the top k at each relevant rank k (``sum_k rel_k * P@k / relevant``).
+    """ragas's context precision: average precision over the ranking, the mean, over the
+    relevant contexts, of the precision of the top k at each relevant rank k
+    (``sum_k rel_k * P@k / relevant``).
 
     1 when every relevant context is ranked above every irrelevant one; 0 when none is
     relevant; ``None`` with no context.
@@ -80,7 +82,8 @@ def mean_cosine(cosines: Sequence[float]) -> float:
 
 
 def ragas_score(scores: Mapping[str, float | None]) -> float | None:
-    """Seed 001's composite: 0.3 faithfulness + 0.2 context precision + 0.2 context recall +
+    """Seed 001's composite: 0.3 faithfulness + 0.2 context precision (ragas's rank-weighted
+    one) + 0.2 context recall +
     0.3 answer relevance, the weights renormalised over the scores present; ``None`` when
     none is."""
     present = {name: value for name, value in scores.items() if value is not None}

@@ -66,7 +66,8 @@ LLM_FAMILY_TEXT_COLUMNS = (
 # Text columns of the offline families: the names of the quality checks an answer failed.
 OFFLINE_TEXT_COLUMNS = (QUALITY_FAILURES,)
 # How the Error cell names the other model-judged families when several ran.
-_OTHER_FAMILY_ERROR = re.compile(r"(?:ragas|geval|classify|match|rubric): ")
+# ("geval" is the factual_accuracy family's name in files written before issue 22.)
+_OTHER_FAMILY_ERROR = re.compile(r"(?:ragas|factual_accuracy|geval|classify|match|rubric): ")
 NON_METRIC_COLUMNS = (
     QUESTION_NUMBER,
     QUESTION,
@@ -149,6 +150,25 @@ class RunScores:
     summary: tuple[tuple[str, str], ...] = ()
     empty_columns: tuple[str, ...] = ()  # possible metrics with no value in any row
     metadata_columns: tuple[str, ...] = ()  # carried columns (Category...), never metrics
+
+
+# Columns renamed when a definition changed (issue 22): results files written before are
+# read under today's names. Such a file held the share of relevant contexts under
+# ragas_context_precision and ragas's rank-weighted precision under
+# ragas_context_precision_ranked.
+_LEGACY_RANKED_PRECISION = "ragas_context_precision_ranked"
+_LEGACY_RENAMES = {
+    "ragas_context_precision": "relevant_context_share",
+    _LEGACY_RANKED_PRECISION: "ragas_context_precision",
+}
+
+
+def legacy_column_renames(headers: Sequence[str]) -> dict[str, str]:
+    """Old column name -> today's, for a table written before a renaming; ``{}`` when the
+    table is current (it is old when it has the old rank-weighted precision column)."""
+    if _LEGACY_RANKED_PRECISION not in headers:
+        return {}
+    return {old: new for old, new in _LEGACY_RENAMES.items() if old in headers}
 
 
 def judge_error(error_cell: str) -> bool:

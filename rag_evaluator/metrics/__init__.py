@@ -49,6 +49,7 @@ from rag_evaluator.core.metrics.quality import (
 from rag_evaluator.core.metrics.registry import FAMILY_METRICS, OFFLINE_FAMILIES
 from rag_evaluator.core.metrics.retrieval import (
     RankedMatches,
+    average_precision,
     context_overlap,
     exact_matches,
     f1_at_k,
@@ -199,6 +200,7 @@ __all__ = [
     "answer_hallucination",
     "answer_relevance",
     "assess_answer",
+    "average_precision",
     "bleu_score",
     "citation_quality",
     "cited_numbers",

@@ -107,16 +107,17 @@ def context_precision(
     *,
     ground_truth: str = "",
     client: ModelClient,
-    ranked: bool = False,
+    share: bool = False,
 ) -> float | None:
-    """The share of ``contexts`` judged relevant to the question (``ranked``: the rank-
-    weighted average precision instead); ``None`` without a context."""
+    """ragas's context precision: the contexts judged relevant to the question, weighted
+    by rank (average precision); ``share``: the plain share of relevant contexts instead.
+    ``None`` without a context."""
     result: RagasResult = _run(
         RagasFamily(metrics=("context_precision",)),
         _item(question, ground_truth=ground_truth, contexts=contexts),
         client,
     )
-    return result.context_precision_ranked if ranked else result.context_precision
+    return result.relevant_context_share if share else result.context_precision
 
 
 def context_recall(

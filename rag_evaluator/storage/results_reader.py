@@ -21,7 +21,12 @@ from rag_evaluator.core.fields import (
     parse_question_number,
     resolve_columns,
 )
-from rag_evaluator.core.run_scores import RunScores, TableRow, build_run_scores
+from rag_evaluator.core.run_scores import (
+    RunScores,
+    TableRow,
+    build_run_scores,
+    legacy_column_renames,
+)
 from rag_evaluator.core.summary import SUMMARY_PREFIX
 from rag_evaluator.errors import InputError, MissingFileError
 from rag_evaluator.storage.input_files import read_input_bytes
@@ -153,6 +158,20 @@ def _question_number(path: Path, line: int, cells: list[str], index: int, fix: s
         ) from exc
 
 
+def with_current_column_names(sheet: CsvSheet) -> CsvSheet:
+    """A results table written before a column was renamed, under today's names
+    (``core/run_scores.legacy_column_renames``); a current table as it is."""
+    renames = legacy_column_renames(sheet.headers)
+    if not renames:
+        return sheet
+    rows = [
+        TableRow(row.question_number, {renames.get(k, k): v for k, v in row.cells.items()})
+        for row in sheet.rows
+    ]
+    headers = [renames.get(header, header) for header in sheet.headers]
+    return CsvSheet(sheet.path, sheet.summary, headers, rows, sheet.line_numbers)
+
+
 def read_run_scores(path: Path) -> RunScores:
     """Read a results file written by ``rag-eval evaluate`` and classify its metrics.
 
@@ -167,6 +186,7 @@ def read_run_scores(path: Path) -> RunScores:
             f"rag-eval evaluate writes. {_RESULTS_FIX}",
             sheet.path,
         )
+    sheet = with_current_column_names(sheet)
     return build_run_scores(str(path), sheet.headers, sheet.rows, summary=sheet.summary)
 
 

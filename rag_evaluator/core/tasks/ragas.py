@@ -42,8 +42,13 @@ from rag_evaluator.core.tasks.base import (
 RAGAS_FAMILY = "ragas"
 
 FAITHFULNESS = "ragas_faithfulness"
+# ragas's context precision: rank-weighted (average precision over the ranked contexts).
 CONTEXT_PRECISION = "ragas_context_precision"
-CONTEXT_PRECISION_RANKED = "ragas_context_precision_ranked"
+# The share of contexts judged relevant, whatever their ranks (not ragas's definition).
+RELEVANT_CONTEXT_SHARE = "relevant_context_share"
+# Results files written before issue 22 named the rank-weighted precision so, and held the
+# share under ragas_context_precision (``legacy_columns`` renames them when read back).
+LEGACY_CONTEXT_PRECISION_RANKED = "ragas_context_precision_ranked"
 CONTEXT_RECALL = "ragas_context_recall"
 ANSWER_RELEVANCE = "ragas_answer_relevance"
 RELEVANCE_METHOD = "ragas_answer_relevance_method"
@@ -91,7 +96,7 @@ class RagasResult(FamilyResult):
     claim_count: int | None = None
     unsupported_claims: tuple[str, ...] = ()
     context_precision: float | None = None
-    context_precision_ranked: float | None = None
+    relevant_context_share: float | None = None
     context_count: int | None = None
     relevant_ranks: tuple[int, ...] = ()
     context_recall: float | None = None
@@ -130,11 +135,11 @@ class RagasFamily(JudgedFamily[RagasResult]):
     """RAGAS-style faithfulness, context precision, context recall and answer relevance."""
 
     name = RAGAS_FAMILY
-    version = 1
+    version = 2
     columns = (
         FAITHFULNESS,
         CONTEXT_PRECISION,
-        CONTEXT_PRECISION_RANKED,
+        RELEVANT_CONTEXT_SHARE,
         CONTEXT_RECALL,
         ANSWER_RELEVANCE,
         RELEVANCE_METHOD,
@@ -144,7 +149,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
     metric_columns = (
         FAITHFULNESS,
         CONTEXT_PRECISION,
-        CONTEXT_PRECISION_RANKED,
+        RELEVANT_CONTEXT_SHARE,
         CONTEXT_RECALL,
         ANSWER_RELEVANCE,
         RAGAS_SCORE,
@@ -275,8 +280,8 @@ class RagasFamily(JudgedFamily[RagasResult]):
             return ragas_calls.verdicts_request(item.question, contexts, value)
         if metric == _CONTEXT_PRECISION:
             relevant = [judgement.relevant for judgement in value]
-            scoring.values[_CONTEXT_PRECISION] = judged_scores.context_precision(relevant)
-            scoring.values["ranked"] = judged_scores.ranked_context_precision(relevant)
+            scoring.values[_CONTEXT_PRECISION] = judged_scores.ranked_context_precision(relevant)
+            scoring.values["share"] = judged_scores.relevant_context_share(relevant)
             scoring.values["context_count"] = len(relevant)
             scoring.values["relevant_ranks"] = tuple(
                 judgement.index for judgement in value if judgement.relevant
@@ -341,7 +346,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
             claim_count=values.get("claim_count"),
             unsupported_claims=values.get("unsupported_claims", ()),
             context_precision=metrics[_CONTEXT_PRECISION],
-            context_precision_ranked=values.get("ranked"),
+            relevant_context_share=values.get("share"),
             context_count=values.get("context_count"),
             relevant_ranks=values.get("relevant_ranks", ()),
             context_recall=metrics[_CONTEXT_RECALL],
@@ -455,7 +460,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
         return [
             result.faithfulness,
             result.context_precision,
-            result.context_precision_ranked,
+            result.relevant_context_share,
             result.context_recall,
             result.answer_relevance,
             result.relevance_method or "",
@@ -467,7 +472,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
         return {
             FAITHFULNESS: result.faithfulness,
             CONTEXT_PRECISION: result.context_precision,
-            CONTEXT_PRECISION_RANKED: result.context_precision_ranked,
+            RELEVANT_CONTEXT_SHARE: result.relevant_context_share,
             CONTEXT_RECALL: result.context_recall,
             ANSWER_RELEVANCE: result.answer_relevance,
             RAGAS_SCORE: result.ragas_score,
@@ -490,7 +495,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
             "claim_count": result.claim_count,
             "unsupported_claims": list(result.unsupported_claims),
             "context_precision": result.context_precision,
-            "context_precision_ranked": result.context_precision_ranked,
+            "relevant_context_share": result.relevant_context_share,
             "context_count": result.context_count,
             "relevant_ranks": list(result.relevant_ranks),
             "context_recall": result.context_recall,
@@ -513,7 +518,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
             claim_count=result_json.optional_count(data["claim_count"]),
             unsupported_claims=result_json.texts(data["unsupported_claims"]),
             context_precision=result_json.optional_unit(data["context_precision"]),
-            context_precision_ranked=result_json.optional_unit(data["context_precision_ranked"]),
+            relevant_context_share=result_json.optional_unit(data["relevant_context_share"]),
             context_count=result_json.optional_count(data["context_count"]),
             relevant_ranks=tuple(result_json.count(rank) for rank in ranks),
             context_recall=result_json.optional_unit(data["context_recall"]),
