@@ -49,7 +49,7 @@ def test_every_role_has_a_default_answer_its_parser_accepts(
         ragas_calls.attributions_request(QUESTION, CONTEXTS, ["The line manager."]),
         ragas_calls.questions_request(ANSWER),
         ragas_calls.rating_request(QUESTION, ANSWER),
-        answer_grading_calls.geval_request(QUESTION, TRUTH, ANSWER),
+        answer_grading_calls.factual_accuracy_request(QUESTION, TRUTH, ANSWER),
         answer_grading_calls.classify_request(QUESTION, TRUTH, ANSWER),
         answer_grading_calls.match_request(QUESTION, TRUTH, ANSWER),
         rubric_calls.request(

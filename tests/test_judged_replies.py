@@ -36,7 +36,7 @@ def every_request() -> list[ModelRequest]:
         ragas_calls.attributions_request("Q?", contexts, ["Statement & one."]),
         ragas_calls.questions_request(HOSTILE),
         ragas_calls.rating_request("Q?", HOSTILE),
-        answer_grading_calls.geval_request("Q?", "Truth.", HOSTILE),
+        answer_grading_calls.factual_accuracy_request("Q?", "Truth.", HOSTILE),
         answer_grading_calls.classify_request("Q?", "Truth.", HOSTILE),
         answer_grading_calls.match_request("Q?", "Truth.", HOSTILE),
         rubric_calls.request(RUBRIC, rubric_calls.system_prompt(RUBRIC), "Q?", HOSTILE, "T", None),
@@ -154,7 +154,7 @@ def test_a_rating_must_lie_between_0_and_1() -> None:
         ragas_calls.parse_rating({"reasoning": "ok", "score": 75})
 
 
-def test_geval_needs_three_whole_scores_and_a_confidence() -> None:
+def test_factual_accuracy_needs_three_whole_scores_and_a_confidence() -> None:
     criterion = {"reasoning": "r", "score": 80}
     payload = {
         "correctness": criterion,
@@ -164,17 +164,21 @@ def test_geval_needs_three_whole_scores_and_a_confidence() -> None:
         "confidence": 90,
         "final_score": 99,  # a weighted sum from the model is ignored
     }
-    verdict = answer_grading_calls.parse_geval(payload)
+    verdict = answer_grading_calls.parse_factual_accuracy(payload)
     assert (verdict.correctness.score, verdict.completeness.score, verdict.consistency.score) == (
         80,
         60,
         40,
     )
     without_consistency = {key: value for key, value in payload.items() if key != "consistency"}
-    with pytest.raises(ReplyError, match="G-Eval: the reply lacks the 'consistency' field"):
-        answer_grading_calls.parse_geval(without_consistency)
+    with pytest.raises(
+        ReplyError, match="factual accuracy: the reply lacks the 'consistency' field"
+    ):
+        answer_grading_calls.parse_factual_accuracy(without_consistency)
     with pytest.raises(ReplyError, match="expected a whole number"):
-        answer_grading_calls.parse_geval({**payload, "correctness": {**criterion, "score": 80.5}})
+        answer_grading_calls.parse_factual_accuracy(
+            {**payload, "correctness": {**criterion, "score": 80.5}}
+        )
 
 
 def test_a_label_is_correct_or_wrong_in_any_case() -> None:
@@ -267,7 +271,7 @@ def test_any_reply_is_parsed_or_refused_with_a_reason(payload: dict[str, Any]) -
         ragas_calls.verdicts_parser(["A.", "B."]),
         ragas_calls.contexts_parser(2),
         ragas_calls.attributions_parser(["S."], 1),
-        answer_grading_calls.parse_geval,
+        answer_grading_calls.parse_factual_accuracy,
         answer_grading_calls.parse_classification,
         answer_grading_calls.parse_match,
         rubric_calls.parser(RUBRIC),

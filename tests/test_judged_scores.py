@@ -117,7 +117,7 @@ def test_weights_are_the_seeds() -> None:
         "context_recall": 0.2,
         "answer_relevance": 0.3,
     }
-    assert judged_scores.GEVAL_WEIGHTS == {
+    assert judged_scores.FACTUAL_ACCURACY_WEIGHTS == {
         "correctness": 0.5,
         "completeness": 0.3,
         "consistency": 0.2,

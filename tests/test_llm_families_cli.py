@@ -1,7 +1,7 @@
 """The LLM-judged families through ``rag-eval evaluate``, against the fake API playing every role.
 
-``ragas``, ``geval``, ``classify``, ``match`` and ``rubric`` run on the judge's call path:
-same client, limiter, retries, checkpoint, response cache, estimate and summary.
+``ragas``, ``factual_accuracy``, ``classify``, ``match`` and ``rubric`` run on the judge's call
+path: same client, limiter, retries, checkpoint, response cache, estimate and summary.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from evaluate_support import (
     wait_until,
 )
 from fakes.anthropic_server import FakeAnthropicServer, Fault
-from fakes.roles import geval_answer
+from fakes.roles import factual_accuracy_answer
 from llm_support import (
     ALL_LLM,
     CONTEXTS,
@@ -47,7 +47,7 @@ RAGAS_COLUMNS = [
     "ragas_score",
     "ragas_details",
 ]
-GEVAL_COLUMNS = [
+FACTUAL_ACCURACY_COLUMNS = [
     "factual_accuracy",
     "factual_grade",
     "factual_correctness",
@@ -70,7 +70,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
 
 def script_question_1(server: FakeAnthropicServer) -> None:
     """Question 1's replies: 1 of 2 claims supported, the 2nd context irrelevant, relevance
-    rated 0.8, G-Eval 80/60/40, coherence 4 of 5."""
+    rated 0.8, factual accuracy 80/60/40, coherence 4 of 5."""
     question = QUESTION[1]
     server.script_role(
         "claims",
@@ -80,7 +80,7 @@ def script_question_1(server: FakeAnthropicServer) -> None:
     server.script_role("verdicts", question, verdicts_reply(1, 0))
     server.script_role("contexts", question, contexts_reply(True, False))
     server.script_role("score", question, {"reasoning": "Mostly on topic.", "score": 0.8})
-    server.script_role("correctness", question, geval_answer(80, 60, 40, confidence=70))
+    server.script_role("correctness", question, factual_accuracy_answer(80, 60, 40, confidence=70))
     server.script_role("criteria", question, criteria_reply(4, 1))
     server.script_role("label", QUESTION[3], {"reasoning": "Wrong port.", "label": "WRONG"})
     server.script_role(
@@ -96,7 +96,7 @@ def test_a_run_with_every_family(workspace: Workspace, fake_anthropic: FakeAnthr
     )
 
     assert result.exit_code == 0, result.output
-    assert "Metrics: judge, ragas, geval, classify, match, rubric" in result.stderr
+    assert "Metrics: judge, ragas, factual_accuracy, classify, match, rubric" in result.stderr
     assert "RAGAS answer relevance: a direct rating call" in result.stderr
     assert "Rubric: coherence (1-5), harmlessness (pass/fail)" in result.stderr
     # Question 4 has no Contexts: named before the user is asked to pay.
@@ -137,7 +137,7 @@ def test_a_run_with_every_family(workspace: Workspace, fake_anthropic: FakeAnthr
     assert summary["RAGAS Unscored"] == "0"
     assert summary["factual_accuracy"] == "mean 0.8440 (n=5)"
     assert summary["Factual Grades"] == "A 4 / B 1 / C 0 / D 0 / E 0"
-    assert summary["G-Eval Unscored"] == "0"
+    assert summary["Factual Accuracy Unscored"] == "0"
     assert summary["Answer Classes"] == "CORRECT 4 / WRONG 1 / DONT_KNOW 0 (0 without a call)"
     assert summary["answer_correct"] == "4/5 (80%)"
     assert summary["is_matching"] == "4/5 (80%)"
@@ -168,7 +168,7 @@ def test_a_run_with_every_family(workspace: Workspace, fake_anthropic: FakeAnthr
     ]
     assert header[10:] == [
         *RAGAS_COLUMNS,
-        *GEVAL_COLUMNS,
+        *FACTUAL_ACCURACY_COLUMNS,
         *CLASSIFY_COLUMNS,
         *MATCH_COLUMNS,
         *RUBRIC_COLUMNS,
@@ -192,7 +192,7 @@ def test_a_run_with_every_family(workspace: Workspace, fake_anthropic: FakeAnthr
         'inhabitants.") | context precision: 1 of 2 contexts relevant (ranks 1) | context '
         "recall: 1 of 1 statements attributed"
     )
-    assert [first[column] for column in GEVAL_COLUMNS] == [
+    assert [first[column] for column in FACTUAL_ACCURACY_COLUMNS] == [
         "0.6600",
         "B",
         "0.8000",
@@ -247,8 +247,8 @@ def test_the_estimate_lists_each_familys_calls(
     ragas = next(line for line in per_family if line.startswith("ragas:"))
     assert ", 20 calls (4 per question), " in ragas
     assert "output tokens" in ragas
-    geval = next(line for line in per_family if line.startswith("geval:"))
-    assert ", 5 calls (1 per question), 1,250 to 4,500 output tokens" in geval
+    factual = next(line for line in per_family if line.startswith("factual_accuracy:"))
+    assert ", 5 calls (1 per question), 1,250 to 4,500 output tokens" in factual
     # What was estimated is what was sent.
     assert len(fake_anthropic.requests) == 45
 
@@ -377,7 +377,7 @@ REFUSALS = [
         ["ragas_answer_relevance", "ragas_answer_relevance_method"],
         "ragas: answer_relevance",
     ),
-    ("correctness", GEVAL_COLUMNS, "geval"),
+    ("correctness", FACTUAL_ACCURACY_COLUMNS, "factual_accuracy"),
     ("label", CLASSIFY_COLUMNS, "classify"),
     ("is_matching", MATCH_COLUMNS, "match"),
     ("criteria", RUBRIC_COLUMNS, "rubric"),
@@ -410,7 +410,12 @@ def test_a_refusal_empties_that_metric_with_the_reason(
     assert all(first[column] == "" for column in emptied), {c: first[c] for c in emptied}
     others = [
         column
-        for column in [*GEVAL_COLUMNS, *CLASSIFY_COLUMNS, *MATCH_COLUMNS, *RUBRIC_COLUMNS]
+        for column in [
+            *FACTUAL_ACCURACY_COLUMNS,
+            *CLASSIFY_COLUMNS,
+            *MATCH_COLUMNS,
+            *RUBRIC_COLUMNS,
+        ]
         if column not in emptied
     ]
     assert all(first[column] != "" for column in ["Precision", *others])
@@ -427,7 +432,7 @@ MALFORMED = [
         "contexts",
         "ragas: context_precision: context precision: the reply lacks the 'contexts' field",
     ),
-    ("correctness", "geval: G-Eval: the reply lacks the 'consistency' field"),
+    ("correctness", "factual_accuracy: factual accuracy: the reply lacks the 'consistency' field"),
     ("label", "classify: classification: the reply lacks the 'label' field"),
     ("is_matching", "match: match: the reply lacks the 'is_matching' field"),
     ("criteria", "rubric: rubric: the reply lacks the 'criteria' field"),
@@ -638,7 +643,13 @@ def test_fail_under_gates_an_llm_metric(
 ) -> None:
     script_question_1(fake_anthropic)
     result = run_cli(
-        [*RUN, "--metrics", "geval,match", "--fail-under", "factual_accuracy=0.9,is_matching=0.5"]
+        [
+            *RUN,
+            "--metrics",
+            "factual_accuracy,match",
+            "--fail-under",
+            "factual_accuracy=0.9,is_matching=0.5",
+        ]
     )
     assert result.exit_code == 3, result.output
     assert "factual_accuracy" in result.stderr
@@ -648,7 +659,7 @@ def test_fail_under_gates_an_llm_metric(
 def test_json_results_parse_the_llm_summary(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer
 ) -> None:
-    result = run_cli([*RUN, "--metrics", "geval,match", "--json"])
+    result = run_cli([*RUN, "--metrics", "factual_accuracy,match", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(next((workspace.directory / "Evaluation_Runs").glob("*.json")).read_text())
     assert data["summary"]["factual_accuracy"]["mean"] == pytest.approx(0.89)
@@ -737,7 +748,7 @@ def test_kill_9_mid_question_then_resume_pays_for_no_answered_call_again(
     arguments = [
         *RUN,
         "--metrics",
-        "ragas,geval,match",
+        "ragas,factual_accuracy,match",
         "--answer-relevance",
         "rating",
         "--no-cache",
@@ -791,7 +802,14 @@ def test_the_exact_estimate_counts_each_familys_first_request(
         for number, texts in CONTEXTS.items()
     }
     write_inputs_with_contexts(space.directory, contexts=long)
-    arguments = [*RUN, "--metrics", "ragas,geval", "--answer-relevance", "rating", "--no-cache"]
+    arguments = [
+        *RUN,
+        "--metrics",
+        "ragas,factual_accuracy",
+        "--answer-relevance",
+        "rating",
+        "--no-cache",
+    ]
 
     exact = run_cli([*arguments, "--exact-estimate"])
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer, Fault
-from fakes.roles import geval_answer
+from fakes.roles import factual_accuracy_answer
 from llm_support import RUBRIC_TOML, contexts_reply, criteria_reply, verdicts_reply
 
 from rag_evaluator import metrics
@@ -132,7 +132,7 @@ def test_a_failed_metric_in_ragas_is_reported_not_raised(
 
 
 def test_factual_accuracy(fake_anthropic: FakeAnthropicServer, client: ModelClient) -> None:
-    fake_anthropic.script_role("correctness", QUESTION, geval_answer(80, 60, 40))
+    fake_anthropic.script_role("correctness", QUESTION, factual_accuracy_answer(80, 60, 40))
     result = metrics.factual_accuracy(QUESTION, ANSWER, TRUTH, client=client)
     assert (result.accuracy, result.grade) == (0.66, "B")
     assert (result.correctness, result.completeness, result.consistency) == (80, 60, 40)

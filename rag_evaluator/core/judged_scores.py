@@ -22,8 +22,12 @@ RAGAS_WEIGHTS: dict[str, float] = {
     ANSWER_RELEVANCE: 0.3,
 }
 
-# Seed 001's G-Eval criteria weights (scores 0-100 each).
-GEVAL_WEIGHTS: dict[str, float] = {"correctness": 0.5, "completeness": 0.3, "consistency": 0.2}
+# Seed 001's factual-accuracy criteria weights (scores 0-100 each).
+FACTUAL_ACCURACY_WEIGHTS: dict[str, float] = {
+    "correctness": 0.5,
+    "completeness": 0.3,
+    "consistency": 0.2,
+}
 # Seed 001's grade bands, on 0-1: the lowest accuracy that earns each grade, best first.
 GRADE_BANDS: tuple[tuple[str, float], ...] = (("A", 0.8), ("B", 0.6), ("C", 0.4), ("D", 0.2))
 LOWEST_GRADE = "E"
@@ -95,11 +99,11 @@ def ragas_score(scores: Mapping[str, float | None]) -> float | None:
 
 
 def factual_accuracy(correctness: float, completeness: float, consistency: float) -> float:
-    """Seed 001's G-Eval weighting of three 0-100 scores, on 0-1."""
+    """Seed 001's factual-accuracy weighting of three 0-100 scores, on 0-1."""
     total = (
-        GEVAL_WEIGHTS["correctness"] * correctness
-        + GEVAL_WEIGHTS["completeness"] * completeness
-        + GEVAL_WEIGHTS["consistency"] * consistency
+        FACTUAL_ACCURACY_WEIGHTS["correctness"] * correctness
+        + FACTUAL_ACCURACY_WEIGHTS["completeness"] * completeness
+        + FACTUAL_ACCURACY_WEIGHTS["consistency"] * consistency
     )
     return round(total / 100, _DECIMALS)
 

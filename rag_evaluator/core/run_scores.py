@@ -6,8 +6,8 @@ code changes):
 - the item columns (Question Number, Question, Ground Truth, RAG Answer), the judge's
   text columns (Reasoning, Consensus, Votes, Error, Note) and the LLM families' text and
   label columns (``LLM_FAMILY_TEXT_COLUMNS``: reasons, details, grades, labels, methods,
-  the G-Eval confidence) and the offline families' text columns (``Quality Failures``) are
-  never metrics;
+  the factual-accuracy confidence) and the offline families' text columns (``Quality
+  Failures``) are never metrics;
 - a column whose non-empty cells are all exactly ``0`` or ``1`` is a **binary** metric;
 - a column whose non-empty cells are all numbers, at least one of them written with a
   decimal point or an exponent (``0.6291``, ``1.0000``, ``1e-05``), is a **continuous**
@@ -39,6 +39,12 @@ from enum import Enum
 from rag_evaluator.core.fields import GROUND_TRUTH, QUESTION, QUESTION_NUMBER, RAG_ANSWER
 from rag_evaluator.core.metrics.quality import FAILURES as QUALITY_FAILURES
 from rag_evaluator.core.summary import metadata_columns
+from rag_evaluator.core.tasks.factual_accuracy import (
+    FACTUAL_ACCURACY_FAMILY,
+    LEGACY_NAME,
+    LEGACY_UNSCORED_LABEL,
+    UNSCORED_LABEL,
+)
 
 PRECISION = "Precision"
 RECALL = "Recall"
@@ -50,7 +56,7 @@ ERROR = "Error"
 NOTE = "Note"
 
 JUDGE_METRICS = (PRECISION, RECALL, ACCURACY)
-# Text, label and grade columns of the LLM-judged families (issue 10), and the G-Eval
+# Text, label and grade columns of the LLM-judged families (issue 10), and the factual-accuracy
 # confidence (a 0-100 self-assessment, not a score of the answer).
 LLM_FAMILY_TEXT_COLUMNS = (
     "ragas_answer_relevance_method",
@@ -65,9 +71,11 @@ LLM_FAMILY_TEXT_COLUMNS = (
 )
 # Text columns of the offline families: the names of the quality checks an answer failed.
 OFFLINE_TEXT_COLUMNS = (QUALITY_FAILURES,)
-# How the Error cell names the other model-judged families when several ran.
-# ("geval" is the factual_accuracy family's name in files written before issue 22.)
-_OTHER_FAMILY_ERROR = re.compile(r"(?:ragas|factual_accuracy|geval|classify|match|rubric): ")
+# How the Error cell names the other model-judged families when several ran (files written
+# before issue 22 name factual_accuracy by its old name, geval).
+_OTHER_FAMILY_ERROR = re.compile(
+    rf"(?:ragas|{FACTUAL_ACCURACY_FAMILY}|{LEGACY_NAME}|classify|match|rubric): "
+)
 NON_METRIC_COLUMNS = (
     QUESTION_NUMBER,
     QUESTION,
@@ -169,6 +177,15 @@ def legacy_column_renames(headers: Sequence[str]) -> dict[str, str]:
     if _LEGACY_RANKED_PRECISION not in headers:
         return {}
     return {old: new for old, new in _LEGACY_RENAMES.items() if old in headers}
+
+
+# Summary rows renamed with their family (issue 22): read under today's label.
+_LEGACY_SUMMARY_LABELS = {LEGACY_UNSCORED_LABEL: UNSCORED_LABEL}
+
+
+def current_summary_label(label: str) -> str:
+    """Today's label of a summary row written under an older one; other labels as they are."""
+    return _LEGACY_SUMMARY_LABELS.get(label, label)
 
 
 def judge_error(error_cell: str) -> bool:

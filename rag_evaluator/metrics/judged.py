@@ -26,7 +26,7 @@ from rag_evaluator.core.requests import FailureKind
 from rag_evaluator.core.rubrics import Rubric
 from rag_evaluator.core.tasks.base import FamilyResult, JudgedFamily
 from rag_evaluator.core.tasks.classify import ClassifyFamily, ClassifyResult
-from rag_evaluator.core.tasks.geval import GevalFamily, GevalResult
+from rag_evaluator.core.tasks.factual_accuracy import FactualAccuracyFamily, FactualAccuracyResult
 from rag_evaluator.core.tasks.match import MatchFamily, MatchResult
 from rag_evaluator.core.tasks.ragas import RAGAS_METRICS, RagasFamily, RagasResult
 from rag_evaluator.core.tasks.rubric import RubricFamily, RubricResult
@@ -174,10 +174,11 @@ def ragas(
 
 def factual_accuracy(
     question: str, answer: str, ground_truth: str, *, client: ModelClient
-) -> GevalResult:
-    """G-Eval factual accuracy: ``.accuracy`` (0.5 correctness + 0.3 completeness + 0.2
-    consistency, on 0-1), ``.grade`` (A-E), the three scores (0-100) and the reasoning."""
-    return _run(GevalFamily(), _item(question, answer, ground_truth), client)
+) -> FactualAccuracyResult:
+    """Seed 001's factual accuracy (a fixed three-criterion rubric, not G-Eval): ``.accuracy``
+    (0.5 correctness + 0.3 completeness + 0.2 consistency, on 0-1), ``.grade`` (A-E), the
+    three scores (0-100) and the reasoning."""
+    return _run(FactualAccuracyFamily(), _item(question, answer, ground_truth), client)
 
 
 def classify_answer(question: str, answer: str, ground_truth: str, *, client: ModelClient) -> str:

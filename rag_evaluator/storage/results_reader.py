@@ -25,6 +25,7 @@ from rag_evaluator.core.run_scores import (
     RunScores,
     TableRow,
     build_run_scores,
+    current_summary_label,
     legacy_column_renames,
 )
 from rag_evaluator.core.summary import SUMMARY_PREFIX
@@ -159,17 +160,19 @@ def _question_number(path: Path, line: int, cells: list[str], index: int, fix: s
 
 
 def with_current_column_names(sheet: CsvSheet) -> CsvSheet:
-    """A results table written before a column was renamed, under today's names
-    (``core/run_scores.legacy_column_renames``); a current table as it is."""
+    """A results table written before a column or summary row was renamed, under today's
+    names (``core/run_scores.legacy_column_renames``, ``current_summary_label``); a current
+    table as it is."""
+    summary = [(current_summary_label(label), value) for label, value in sheet.summary]
     renames = legacy_column_renames(sheet.headers)
     if not renames:
-        return sheet
+        return CsvSheet(sheet.path, summary, sheet.headers, sheet.rows, sheet.line_numbers)
     rows = [
         TableRow(row.question_number, {renames.get(k, k): v for k, v in row.cells.items()})
         for row in sheet.rows
     ]
     headers = [renames.get(header, header) for header in sheet.headers]
-    return CsvSheet(sheet.path, sheet.summary, headers, rows, sheet.line_numbers)
+    return CsvSheet(sheet.path, summary, headers, rows, sheet.line_numbers)
 
 
 def read_run_scores(path: Path) -> RunScores:
