@@ -149,9 +149,34 @@ def test_an_attribution_pointing_outside_the_contexts_keeps_its_verdict() -> Non
 
 
 def test_a_rating_must_lie_between_0_and_1() -> None:
-    assert ragas_calls.parse_rating({"reasoning": "ok", "score": 0.75}).score == 0.75
+    rating = {"reasoning": "ok", "noncommittal": False, "score": 0.75}
+    assert ragas_calls.parse_rating(rating).score == 0.75
     with pytest.raises(ReplyError, match="from 0 to 1"):
-        ragas_calls.parse_rating({"reasoning": "ok", "score": 75})
+        ragas_calls.parse_rating({**rating, "score": 75})
+
+
+def test_answer_relevance_replies_say_whether_the_answer_is_noncommittal() -> None:
+    """ragas asks the model, with the questions, whether the answer is noncommittal (evasive,
+    vague, "I don't know"); the direct rating asks the same. The flag is read strictly."""
+    for role, schema in (
+        ("questions", ragas_calls.QUESTIONS_SCHEMA),
+        ("score", ragas_calls.RATING_SCHEMA),
+    ):
+        assert schema["properties"]["noncommittal"] == {"type": "boolean"}, role
+        assert "noncommittal" in schema["required"]
+    generated = ragas_calls.parse_questions({"questions": ["Q?", " "], "noncommittal": True})
+    assert (generated.questions, generated.noncommittal) == (("Q?",), True)
+    rating = ragas_calls.parse_rating({"reasoning": "ok", "noncommittal": False, "score": 0.5})
+    assert (rating.score, rating.noncommittal) == (0.5, False)
+    with pytest.raises(ReplyError, match="lacks the 'noncommittal' field"):
+        ragas_calls.parse_questions({"questions": ["Q?"]})
+    with pytest.raises(ReplyError, match="lacks the 'noncommittal' field"):
+        ragas_calls.parse_rating({"reasoning": "ok", "score": 0.5})
+    for wrong in (1, 0, "false", None):
+        with pytest.raises(ReplyError, match="expected true or false"):
+            ragas_calls.parse_questions({"questions": ["Q?"], "noncommittal": wrong})
+        with pytest.raises(ReplyError, match="expected true or false"):
+            ragas_calls.parse_rating({"reasoning": "ok", "noncommittal": wrong, "score": 0.5})
 
 
 def test_factual_accuracy_needs_three_whole_scores_and_a_confidence() -> None:
@@ -248,6 +273,7 @@ role_keys = st.sampled_from(
         "statements",
         "attributions",
         "questions",
+        "noncommittal",
         "score",
         "criteria",
         "label",

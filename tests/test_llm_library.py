@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer, Fault
-from fakes.roles import factual_accuracy_answer
+from fakes.roles import factual_accuracy_answer, questions_answer, rating_answer
 from llm_support import RUBRIC_TOML, contexts_reply, criteria_reply, verdicts_reply
 
 from rag_evaluator import metrics
@@ -86,10 +86,21 @@ def test_context_recall(fake_anthropic: FakeAnthropicServer, client: ModelClient
 def test_answer_relevance_by_rating_and_by_embeddings(
     fake_anthropic: FakeAnthropicServer, client: ModelClient
 ) -> None:
-    fake_anthropic.script_role("score", QUESTION, {"reasoning": "Mostly.", "score": 0.75})
-    fake_anthropic.script_role("questions", ANSWER[:20], {"questions": [QUESTION] * 3})
+    fake_anthropic.script_role("score", QUESTION, rating_answer(0.75, reasoning="Mostly."))
+    fake_anthropic.script_role("questions", ANSWER[:20], questions_answer([QUESTION] * 3))
     assert metrics.ragas_answer_relevance(QUESTION, ANSWER, client=client, method="rating") == 0.75
     assert metrics.ragas_answer_relevance(QUESTION, ANSWER, client=client) == pytest.approx(1.0)
+
+
+def test_a_noncommittal_answer_is_not_relevant(
+    fake_anthropic: FakeAnthropicServer, client: ModelClient
+) -> None:
+    fake_anthropic.script_role("score", QUESTION, rating_answer(0.75, noncommittal=True))
+    fake_anthropic.script_role(
+        "questions", ANSWER[:20], questions_answer([QUESTION] * 3, noncommittal=True)
+    )
+    assert metrics.ragas_answer_relevance(QUESTION, ANSWER, client=client, method="rating") == 0
+    assert metrics.ragas_answer_relevance(QUESTION, ANSWER, client=client) == 0
 
 
 def test_ragas_gives_every_metric_its_composite_and_what_it_cost(

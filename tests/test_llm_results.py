@@ -66,6 +66,7 @@ RESULTS: dict[str, st.SearchStrategy[FamilyResult]] = {
         attributed_count=counts,
         answer_relevance=unit,
         relevance_method=st.sampled_from([None, "embeddings", "rating"]),
+        noncommittal=st.none() | st.booleans(),
         generated_questions=st.lists(texts, max_size=3).map(tuple),
         ragas_score=unit,
         metric_errors=st.lists(st.tuples(texts, texts), max_size=2).map(tuple),
@@ -118,6 +119,7 @@ def test_results_read_back_exactly_from_checkpoint_json(name: str, data: st.Data
     [
         ("ragas", "faithfulness", 1.5),
         ("ragas", "relevance_method", "cosine"),
+        ("ragas", "noncommittal", 1),
         ("ragas", "relevant_ranks", [-1]),
         ("factual_accuracy", "grade", "F"),
         ("factual_accuracy", "correctness", 80.5),

@@ -108,9 +108,9 @@ def default_answer(role: str, body: dict[str, Any], user_message: str, system: s
     if role == QUESTIONS:
         answer = tag_text(user_message, "rag_answer") or ""
         asked = [f"What does this say: {sentence.rstrip('.!?')}?" for sentence in sentences(answer)]
-        return {"questions": (asked * 3)[:3]}
+        return questions_answer((asked * 3)[:3])
     if role == RATING:
-        return {"reasoning": "The answer addresses the question directly.", "score": 1.0}
+        return rating_answer(1.0)
     if role == FACTUAL_ACCURACY:
         return factual_accuracy_answer()
     if role == LABEL:
@@ -120,6 +120,21 @@ def default_answer(role: str, body: dict[str, Any], user_message: str, system: s
     if role == CRITERIA:
         return {"criteria": [_top_score(name, scale) for name, scale in _CRITERION.findall(system)]}
     return None
+
+
+def questions_answer(questions: list[str], *, noncommittal: bool = False) -> dict[str, Any]:
+    """An answer-relevance questions reply (the fake's default: committal)."""
+    return {"questions": questions, "noncommittal": noncommittal}
+
+
+def rating_answer(
+    score: float,
+    *,
+    noncommittal: bool = False,
+    reasoning: str = "The answer addresses the question directly.",
+) -> dict[str, Any]:
+    """A direct answer-relevance rating (the fake's default: 1.0, committal)."""
+    return {"reasoning": reasoning, "noncommittal": noncommittal, "score": score}
 
 
 def _top_score(name: str, scale: str) -> dict[str, Any]:

@@ -13,6 +13,8 @@ Inputs (decisions documented in SPEC.md):
 - an empty list ``[]`` (the retriever returned nothing): faithfulness and context precision
   are empty, context recall is 0 (nothing could be recalled);
 - a blank answer: no claims (faithfulness 1) and answer relevance 0, without a call;
+- an answer the model calls noncommittal (evasive, vague, "I don't know"): answer relevance 0
+  whatever its questions or rating, as in ragas;
 - a blank ground truth: no statements (context recall 1), without a call.
 """
 
@@ -104,6 +106,7 @@ class RagasResult(FamilyResult):
     attributed_count: int | None = None
     answer_relevance: float | None = None
     relevance_method: str | None = None
+    noncommittal: bool | None = None  # None when the model did not judge answer relevance
     generated_questions: tuple[str, ...] = ()
     ragas_score: float | None = None
     metric_errors: tuple[tuple[str, str], ...] = ()
@@ -135,7 +138,8 @@ class RagasFamily(JudgedFamily[RagasResult]):
     """RAGAS-style faithfulness, context precision, context recall and answer relevance."""
 
     name = RAGAS_FAMILY
-    version = 2
+    # 3: answer relevance zeroes noncommittal answers (issue 22).
+    version = 3
     columns = (
         FAITHFULNESS,
         CONTEXT_PRECISION,
@@ -295,20 +299,25 @@ class RagasFamily(JudgedFamily[RagasResult]):
             return ragas_calls.attributions_request(item.question, contexts, value)
         # Answer relevance: generated questions, or a direct rating.
         if request.purpose == "answer relevance rating":
-            scoring.values[_ANSWER_RELEVANCE] = value.score
-            scoring.values["relevance_method"] = METHOD_RATING
+            _take_rating(value, scoring)
             return None
+        generated: ragas_calls.GeneratedQuestions = value
         similarity = self.similarity
-        if similarity is None or not value:
+        if generated.noncommittal:
+            # ragas: a noncommittal answer scores 0 whatever its questions' similarity.
+            scoring.values[_ANSWER_RELEVANCE] = 0.0
+        elif similarity is None or not generated.questions:
             scoring.notes.append(
                 "no question could be generated from the answer: answer relevance was rated "
                 "directly"
             )
             return ragas_calls.rating_request(item.question, item.rag_answer)
-        cosines = list(similarity(item.question, value))
-        scoring.values[_ANSWER_RELEVANCE] = judged_scores.mean_cosine(cosines)
+        else:
+            cosines = list(similarity(item.question, generated.questions))
+            scoring.values[_ANSWER_RELEVANCE] = judged_scores.mean_cosine(cosines)
+        scoring.values["noncommittal"] = generated.noncommittal
         scoring.values["relevance_method"] = METHOD_EMBEDDINGS
-        scoring.values["generated_questions"] = tuple(value)
+        scoring.values["generated_questions"] = generated.questions
         return None
 
     def _second_answer(
@@ -330,8 +339,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
             scoring.values[_CONTEXT_RECALL] = judged_scores.context_recall(attributed)
             scoring.values["attributed_count"] = sum(attributed)
         else:
-            scoring.values[_ANSWER_RELEVANCE] = value.score
-            scoring.values["relevance_method"] = METHOD_RATING
+            _take_rating(value, scoring)
 
     def _result(self, scoring: _Scoring) -> RagasResult:
         values = scoring.values
@@ -354,6 +362,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
             attributed_count=values.get("attributed_count"),
             answer_relevance=metrics[_ANSWER_RELEVANCE],
             relevance_method=values.get("relevance_method"),
+            noncommittal=values.get("noncommittal"),
             generated_questions=values.get("generated_questions", ()),
             ragas_score=composite,
             metric_errors=tuple(scoring.errors),
@@ -503,6 +512,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
             "attributed_count": result.attributed_count,
             "answer_relevance": result.answer_relevance,
             "relevance_method": result.relevance_method,
+            "noncommittal": result.noncommittal,
             "generated_questions": list(result.generated_questions),
             "ragas_score": result.ragas_score,
             "metric_errors": [list(pair) for pair in result.metric_errors],
@@ -526,12 +536,20 @@ class RagasFamily(JudgedFamily[RagasResult]):
             attributed_count=result_json.optional_count(data["attributed_count"]),
             answer_relevance=result_json.optional_unit(data["answer_relevance"]),
             relevance_method=result_json.optional_choice(data["relevance_method"], METHODS),
+            noncommittal=result_json.optional_flag(data["noncommittal"]),
             generated_questions=result_json.texts(data["generated_questions"]),
             ragas_score=result_json.optional_unit(data["ragas_score"]),
             metric_errors=result_json.pairs(data["metric_errors"]),
             notes=result_json.texts(data["notes"]),
             **common,
         )
+
+
+def _take_rating(rating: ragas_calls.RelevanceRating, scoring: _Scoring) -> None:
+    # ragas: a noncommittal answer scores 0 whatever the rating.
+    scoring.values[_ANSWER_RELEVANCE] = 0.0 if rating.noncommittal else rating.score
+    scoring.values["noncommittal"] = rating.noncommittal
+    scoring.values["relevance_method"] = METHOD_RATING
 
 
 def _shortened(text: str) -> str:
@@ -562,11 +580,16 @@ def details_text(result: RagasResult) -> str:
             f"context recall: {result.attributed_count or 0} of {result.statement_count} "
             "statements attributed"
         )
+    relevance = []
+    if result.noncommittal:
+        relevance.append("noncommittal (scored 0)")
     if result.generated_questions:
-        parts.append(
-            "answer relevance: questions "
+        relevance.append(
+            "questions "
             + "; ".join(f'"{_shortened(question)}"' for question in result.generated_questions)
         )
+    if relevance:
+        parts.append("answer relevance: " + "; ".join(relevance))
     return " | ".join(parts)
 
 
