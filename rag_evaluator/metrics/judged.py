@@ -143,7 +143,8 @@ def ragas_answer_relevance(
 ) -> float:
     """How well ``answer`` addresses ``question``: the mean cosine of 3 questions generated
     from the answer with the question (``method="embeddings"``, the semantic extra's model),
-    or a direct 0-1 rating (``method="rating"``). 0 for a blank answer."""
+    or a direct 0-1 rating (``method="rating"``). 0 for a blank answer, and for an answer the
+    model calls noncommittal (evasive, vague, "I don't know"), as in ragas."""
     result: RagasResult = _run(
         _ragas_family(("answer_relevance",), method, embedding_model),
         _item(question, answer),
