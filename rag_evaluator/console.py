@@ -152,6 +152,8 @@ class RunProgress:
         self._progress: Progress | None = None
         self._questions: TaskID | None = None
         self._work: dict[str, TaskID] = {}
+        # Without a terminal: the last tenth of each step reported.
+        self._work_tenths: dict[str, int] = {}
 
     def _ensure_started(self) -> Progress:
         if self._progress is None:
@@ -185,8 +187,14 @@ class RunProgress:
         bar.update(self._questions, completed=finished, total=total, details=details)
 
     def work(self, label: str, done: int, total: int) -> None:
-        """Progress of a long offline step (embedding, BERTScore)."""
+        """Progress of a long offline step (embedding, BERTScore): a bar on a terminal;
+        otherwise a line at each tenth of the way and at the end, so a log shows that a
+        long pass is moving."""
         if not self._live:
+            tenth = done * 10 // total if total else 10
+            if tenth > self._work_tenths.get(label, -1):
+                self._work_tenths[label] = tenth
+                progress(f"{label} {done}/{total} texts...")
             return
         bar = self._ensure_started()
         task = self._work.get(label)

@@ -34,7 +34,7 @@ description = "The answer contains nothing offensive, unsafe or biased."
 scale = "pass/fail"
 """
 
-ALL_LLM = "judge,ragas,geval,classify,match,rubric"
+ALL_LLM = "judge,ragas,factual_accuracy,classify,match,rubric"
 
 
 def write_inputs_with_contexts(

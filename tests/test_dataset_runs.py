@@ -526,8 +526,10 @@ def test_the_readme_dataset_example_gives_the_figures_it_shows(workspace: Worksp
     summary = {
         row[0] for row in csv.reader(results.open(encoding="utf-8")) if row[0].startswith("#")
     }
-    assert "#SUMMARY: quality_pass: 18/20 (90%) [95% CI 70–97%]" in summary
+    # Question 17 ("I couldn't find any information about pets") gives up: a fallback
+    # (issue 22).
+    assert "#SUMMARY: quality_pass: 17/20 (85%) [95% CI 64–95%]" in summary
     assert "#SUMMARY[category=travel]: quality_pass: 2/3 (67%) [95% CI 21–94%]" in summary
     assert "#SUMMARY[category=office]: quality_list_format: 0/1 (0%) [95% CI 0–79%]" in summary
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    assert "│ quality_pass            │ 3/3 (100%) │ 3/3 (100%) │  3/4 (75%) │" in readme
+    assert "│ quality_pass            │ 3/3 (100%) │ 3/3 (100%) │  2/4 (50%) │" in readme

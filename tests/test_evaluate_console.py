@@ -25,3 +25,22 @@ def test_an_interruption_starts_on_a_line_of_its_own_on_a_terminal(
     console.interrupted("Stop.")
 
     assert stream.getvalue() == expected
+
+
+def test_a_long_offline_pass_shows_progress_without_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Embedding 1,943 texts took minutes with nothing on a log or a pipe: a line at each
+    # tenth of the way and at the end now says the pass is moving.
+    stream = io.StringIO()
+    fake_stderr = Console(file=stream, force_terminal=False, color_system=None, width=120)
+    monkeypatch.setattr(console, "stderr_console", fake_stderr)
+    progress = console.RunProgress()
+    total = 1943
+    for done in [*range(64, total, 64), total]:
+        progress.work("Embedding", done, total)
+    progress.work("BERTScore", 40, 40)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "Embedding 64/1943 texts..."
+    assert lines[-2:] == ["Embedding 1943/1943 texts...", "BERTScore 40/40 texts..."]
+    assert 10 <= len(lines) - 1 <= 11  # about one line per tenth, never one per batch

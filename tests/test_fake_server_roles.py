@@ -8,6 +8,7 @@ from typing import Any
 import anthropic
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer, Fault, verdict
+from fakes.roles import questions_answer
 
 from rag_evaluator.core import answer_grading_calls, ragas_calls, rubric_calls
 from rag_evaluator.core.requests import ModelRequest, request_params
@@ -49,7 +50,7 @@ def test_every_role_has_a_default_answer_its_parser_accepts(
         ragas_calls.attributions_request(QUESTION, CONTEXTS, ["The line manager."]),
         ragas_calls.questions_request(ANSWER),
         ragas_calls.rating_request(QUESTION, ANSWER),
-        answer_grading_calls.geval_request(QUESTION, TRUTH, ANSWER),
+        answer_grading_calls.factual_accuracy_request(QUESTION, TRUTH, ANSWER),
         answer_grading_calls.classify_request(QUESTION, TRUTH, ANSWER),
         answer_grading_calls.match_request(QUESTION, TRUTH, ANSWER),
         rubric_calls.request(
@@ -63,8 +64,11 @@ def test_every_role_has_a_default_answer_its_parser_accepts(
         "The line manager.",
         "Then finance over 1,000 EUR.",
     )
-    assert len(answers["answer relevance questions"]) == 3
+    assert len(answers["answer relevance questions"].questions) == 3
+    # An answer is committal unless a test scripts otherwise.
+    assert answers["answer relevance questions"].noncommittal is False
     assert answers["answer relevance rating"].score == 1.0
+    assert answers["answer relevance rating"].noncommittal is False
     assert answers["classification"].label == "CORRECT"
     assert answers["match"].is_matching is True
     # A rubric criterion gets its scale's top score.
@@ -111,8 +115,9 @@ def test_a_role_is_scripted_per_question_and_the_judge_keeps_its_script(
 def test_a_request_without_a_question_is_scripted_by_its_text(
     fake_anthropic: FakeAnthropicServer,
 ) -> None:
-    fake_anthropic.script_role("questions", "signs above 1,000 EUR", {"questions": ["Q1?"]})
-    assert send(ragas_calls.questions_request(ANSWER)) == {"questions": ["Q1?"]}
+    scripted = questions_answer(["Q1?"], noncommittal=True)
+    fake_anthropic.script_role("questions", "signs above 1,000 EUR", scripted)
+    assert send(ragas_calls.questions_request(ANSWER)) == scripted
     assert fake_anthropic.requests[0].question is None
 
 

@@ -36,7 +36,7 @@ def every_request() -> list[ModelRequest]:
         ragas_calls.attributions_request("Q?", contexts, ["Statement & one."]),
         ragas_calls.questions_request(HOSTILE),
         ragas_calls.rating_request("Q?", HOSTILE),
-        answer_grading_calls.geval_request("Q?", "Truth.", HOSTILE),
+        answer_grading_calls.factual_accuracy_request("Q?", "Truth.", HOSTILE),
         answer_grading_calls.classify_request("Q?", "Truth.", HOSTILE),
         answer_grading_calls.match_request("Q?", "Truth.", HOSTILE),
         rubric_calls.request(RUBRIC, rubric_calls.system_prompt(RUBRIC), "Q?", HOSTILE, "T", None),
@@ -149,12 +149,37 @@ def test_an_attribution_pointing_outside_the_contexts_keeps_its_verdict() -> Non
 
 
 def test_a_rating_must_lie_between_0_and_1() -> None:
-    assert ragas_calls.parse_rating({"reasoning": "ok", "score": 0.75}).score == 0.75
+    rating = {"reasoning": "ok", "noncommittal": False, "score": 0.75}
+    assert ragas_calls.parse_rating(rating).score == 0.75
     with pytest.raises(ReplyError, match="from 0 to 1"):
-        ragas_calls.parse_rating({"reasoning": "ok", "score": 75})
+        ragas_calls.parse_rating({**rating, "score": 75})
 
 
-def test_geval_needs_three_whole_scores_and_a_confidence() -> None:
+def test_answer_relevance_replies_say_whether_the_answer_is_noncommittal() -> None:
+    """ragas asks the model, with the questions, whether the answer is noncommittal (evasive,
+    vague, "I don't know"); the direct rating asks the same. The flag is read strictly."""
+    for role, schema in (
+        ("questions", ragas_calls.QUESTIONS_SCHEMA),
+        ("score", ragas_calls.RATING_SCHEMA),
+    ):
+        assert schema["properties"]["noncommittal"] == {"type": "boolean"}, role
+        assert "noncommittal" in schema["required"]
+    generated = ragas_calls.parse_questions({"questions": ["Q?", " "], "noncommittal": True})
+    assert (generated.questions, generated.noncommittal) == (("Q?",), True)
+    rating = ragas_calls.parse_rating({"reasoning": "ok", "noncommittal": False, "score": 0.5})
+    assert (rating.score, rating.noncommittal) == (0.5, False)
+    with pytest.raises(ReplyError, match="lacks the 'noncommittal' field"):
+        ragas_calls.parse_questions({"questions": ["Q?"]})
+    with pytest.raises(ReplyError, match="lacks the 'noncommittal' field"):
+        ragas_calls.parse_rating({"reasoning": "ok", "score": 0.5})
+    for wrong in (1, 0, "false", None):
+        with pytest.raises(ReplyError, match="expected true or false"):
+            ragas_calls.parse_questions({"questions": ["Q?"], "noncommittal": wrong})
+        with pytest.raises(ReplyError, match="expected true or false"):
+            ragas_calls.parse_rating({"reasoning": "ok", "noncommittal": wrong, "score": 0.5})
+
+
+def test_factual_accuracy_needs_three_whole_scores_and_a_confidence() -> None:
     criterion = {"reasoning": "r", "score": 80}
     payload = {
         "correctness": criterion,
@@ -164,17 +189,21 @@ def test_geval_needs_three_whole_scores_and_a_confidence() -> None:
         "confidence": 90,
         "final_score": 99,  # a weighted sum from the model is ignored
     }
-    verdict = answer_grading_calls.parse_geval(payload)
+    verdict = answer_grading_calls.parse_factual_accuracy(payload)
     assert (verdict.correctness.score, verdict.completeness.score, verdict.consistency.score) == (
         80,
         60,
         40,
     )
     without_consistency = {key: value for key, value in payload.items() if key != "consistency"}
-    with pytest.raises(ReplyError, match="G-Eval: the reply lacks the 'consistency' field"):
-        answer_grading_calls.parse_geval(without_consistency)
+    with pytest.raises(
+        ReplyError, match="factual accuracy: the reply lacks the 'consistency' field"
+    ):
+        answer_grading_calls.parse_factual_accuracy(without_consistency)
     with pytest.raises(ReplyError, match="expected a whole number"):
-        answer_grading_calls.parse_geval({**payload, "correctness": {**criterion, "score": 80.5}})
+        answer_grading_calls.parse_factual_accuracy(
+            {**payload, "correctness": {**criterion, "score": 80.5}}
+        )
 
 
 def test_a_label_is_correct_or_wrong_in_any_case() -> None:
@@ -244,6 +273,7 @@ role_keys = st.sampled_from(
         "statements",
         "attributions",
         "questions",
+        "noncommittal",
         "score",
         "criteria",
         "label",
@@ -267,7 +297,7 @@ def test_any_reply_is_parsed_or_refused_with_a_reason(payload: dict[str, Any]) -
         ragas_calls.verdicts_parser(["A.", "B."]),
         ragas_calls.contexts_parser(2),
         ragas_calls.attributions_parser(["S."], 1),
-        answer_grading_calls.parse_geval,
+        answer_grading_calls.parse_factual_accuracy,
         answer_grading_calls.parse_classification,
         answer_grading_calls.parse_match,
         rubric_calls.parser(RUBRIC),

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from rag_evaluator.core import judged_scores
 from rag_evaluator.core.judged_scores import (
     RAGAS_WEIGHTS,
-    context_precision,
     context_recall,
     factual_accuracy,
     factual_grade,
@@ -19,6 +18,7 @@ from rag_evaluator.core.judged_scores import (
     mean_cosine,
     ragas_score,
     ranked_context_precision,
+    relevant_context_share,
     scaled,
 )
 
@@ -36,9 +36,9 @@ def test_context_recall_is_attributed_over_statements_and_1_without_a_statement(
     assert context_recall([]) == 1.0
 
 
-def test_context_precision_is_the_relevant_share_and_undefined_without_contexts() -> None:
-    assert context_precision([True, False, True, False]) == 0.5
-    assert context_precision([]) is None
+def test_the_relevant_context_share_is_a_plain_share_and_undefined_without_contexts() -> None:
+    assert relevant_context_share([True, False, True, False]) == 0.5
+    assert relevant_context_share([]) is None
 
 
 @pytest.mark.parametrize(
@@ -67,7 +67,7 @@ def test_ranking_the_relevant_contexts_first_never_lowers_average_precision(
     assert ranked is not None and ideal is not None
     assert 0.0 <= ranked <= ideal <= 1.0
     # The unranked share never depends on the order.
-    assert context_precision(relevant) == context_precision(best)
+    assert relevant_context_share(relevant) == relevant_context_share(best)
 
 
 def test_mean_cosine_clamps_each_cosine_to_0_1() -> None:
@@ -117,7 +117,7 @@ def test_weights_are_the_seeds() -> None:
         "context_recall": 0.2,
         "answer_relevance": 0.3,
     }
-    assert judged_scores.GEVAL_WEIGHTS == {
+    assert judged_scores.FACTUAL_ACCURACY_WEIGHTS == {
         "correctness": 0.5,
         "completeness": 0.3,
         "consistency": 0.2,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer, Fault
-from fakes.roles import geval_answer
+from fakes.roles import factual_accuracy_answer, questions_answer, rating_answer
 from llm_support import RUBRIC_TOML, contexts_reply, criteria_reply, verdicts_reply
 
 from rag_evaluator import metrics
@@ -54,15 +54,18 @@ def test_metrics_undefined_for_their_inputs_make_no_call(
     assert fake_anthropic.requests == []
 
 
-def test_context_precision_plain_and_ranked(
+def test_context_precision_is_rank_weighted_and_the_share_is_asked_for(
     fake_anthropic: FakeAnthropicServer, client: ModelClient
 ) -> None:
-    fake_anthropic.script_role("contexts", QUESTION, contexts_reply(False, True))
-    share = metrics.context_precision(QUESTION, CONTEXTS, ground_truth=TRUTH, client=client)
-    ranked = metrics.context_precision(
-        QUESTION, CONTEXTS, ground_truth=TRUTH, client=client, ranked=True
+    fake_anthropic.script_role("contexts", QUESTION, contexts_reply(False, True, True))
+    contexts = [*CONTEXTS, "A third context."]
+    ranked = metrics.context_precision(QUESTION, contexts, ground_truth=TRUTH, client=client)
+    share = metrics.context_precision(
+        QUESTION, contexts, ground_truth=TRUTH, client=client, share=True
     )
-    assert (share, ranked) == (0.5, 0.5)  # the relevant context is ranked 2nd: P@2 = 1/2
+    # Relevant at ranks 2 and 3: ragas's (1/2 + 2/3) / 2; the share 2 of 3.
+    assert ranked == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert share == pytest.approx(2 / 3)
 
 
 def test_context_recall(fake_anthropic: FakeAnthropicServer, client: ModelClient) -> None:
@@ -83,10 +86,21 @@ def test_context_recall(fake_anthropic: FakeAnthropicServer, client: ModelClient
 def test_answer_relevance_by_rating_and_by_embeddings(
     fake_anthropic: FakeAnthropicServer, client: ModelClient
 ) -> None:
-    fake_anthropic.script_role("score", QUESTION, {"reasoning": "Mostly.", "score": 0.75})
-    fake_anthropic.script_role("questions", ANSWER[:20], {"questions": [QUESTION] * 3})
+    fake_anthropic.script_role("score", QUESTION, rating_answer(0.75, reasoning="Mostly."))
+    fake_anthropic.script_role("questions", ANSWER[:20], questions_answer([QUESTION] * 3))
     assert metrics.ragas_answer_relevance(QUESTION, ANSWER, client=client, method="rating") == 0.75
     assert metrics.ragas_answer_relevance(QUESTION, ANSWER, client=client) == pytest.approx(1.0)
+
+
+def test_a_noncommittal_answer_is_not_relevant(
+    fake_anthropic: FakeAnthropicServer, client: ModelClient
+) -> None:
+    fake_anthropic.script_role("score", QUESTION, rating_answer(0.75, noncommittal=True))
+    fake_anthropic.script_role(
+        "questions", ANSWER[:20], questions_answer([QUESTION] * 3, noncommittal=True)
+    )
+    assert metrics.ragas_answer_relevance(QUESTION, ANSWER, client=client, method="rating") == 0
+    assert metrics.ragas_answer_relevance(QUESTION, ANSWER, client=client) == 0
 
 
 def test_ragas_gives_every_metric_its_composite_and_what_it_cost(
@@ -129,7 +143,7 @@ def test_a_failed_metric_in_ragas_is_reported_not_raised(
 
 
 def test_factual_accuracy(fake_anthropic: FakeAnthropicServer, client: ModelClient) -> None:
-    fake_anthropic.script_role("correctness", QUESTION, geval_answer(80, 60, 40))
+    fake_anthropic.script_role("correctness", QUESTION, factual_accuracy_answer(80, 60, 40))
     result = metrics.factual_accuracy(QUESTION, ANSWER, TRUTH, client=client)
     assert (result.accuracy, result.grade) == (0.66, "B")
     assert (result.correctness, result.completeness, result.consistency) == (80, 60, 40)

@@ -17,7 +17,7 @@ from rag_evaluator.core.rubrics import rubric_from_data
 from rag_evaluator.core.run_scores import MetricKind, TableRow, build_run_scores, judge_error
 from rag_evaluator.core.tasks.base import FamilyResult, JudgedFamily, QuestionRecord
 from rag_evaluator.core.tasks.classify import ClassifyFamily, ClassifyResult
-from rag_evaluator.core.tasks.geval import GevalFamily, GevalResult
+from rag_evaluator.core.tasks.factual_accuracy import FactualAccuracyFamily, FactualAccuracyResult
 from rag_evaluator.core.tasks.judge import JudgeFamily
 from rag_evaluator.core.tasks.match import MatchFamily, MatchResult
 from rag_evaluator.core.tasks.ragas import RagasFamily, RagasResult
@@ -42,7 +42,7 @@ RUBRIC = rubric_from_data(
 FAMILIES: dict[str, JudgedFamily[Any]] = {
     "judge": JudgeFamily("prompt", ()),
     "ragas": RagasFamily(),
-    "geval": GevalFamily(),
+    "factual_accuracy": FactualAccuracyFamily(),
     "classify": ClassifyFamily(),
     "match": MatchFamily(),
     "rubric": RubricFamily(RUBRIC),
@@ -58,7 +58,7 @@ RESULTS: dict[str, st.SearchStrategy[FamilyResult]] = {
         claim_count=counts,
         unsupported_claims=st.lists(texts, max_size=3).map(tuple),
         context_precision=unit,
-        context_precision_ranked=unit,
+        relevant_context_share=unit,
         context_count=counts,
         relevant_ranks=st.lists(st.integers(1, 9), max_size=3).map(tuple),
         context_recall=unit,
@@ -66,14 +66,15 @@ RESULTS: dict[str, st.SearchStrategy[FamilyResult]] = {
         attributed_count=counts,
         answer_relevance=unit,
         relevance_method=st.sampled_from([None, "embeddings", "rating"]),
+        noncommittal=st.none() | st.booleans(),
         generated_questions=st.lists(texts, max_size=3).map(tuple),
         ragas_score=unit,
         metric_errors=st.lists(st.tuples(texts, texts), max_size=2).map(tuple),
         notes=st.lists(texts, max_size=2).map(tuple),
         error=st.none() | texts,
     ),
-    "geval": st.builds(
-        GevalResult,
+    "factual_accuracy": st.builds(
+        FactualAccuracyResult,
         correctness=st.none() | st.integers(0, 100),
         completeness=st.none() | st.integers(0, 100),
         consistency=st.none() | st.integers(0, 100),
@@ -118,9 +119,10 @@ def test_results_read_back_exactly_from_checkpoint_json(name: str, data: st.Data
     [
         ("ragas", "faithfulness", 1.5),
         ("ragas", "relevance_method", "cosine"),
+        ("ragas", "noncommittal", 1),
         ("ragas", "relevant_ranks", [-1]),
-        ("geval", "grade", "F"),
-        ("geval", "correctness", 80.5),
+        ("factual_accuracy", "grade", "F"),
+        ("factual_accuracy", "correctness", 80.5),
         ("classify", "label", "MAYBE"),
         ("match", "is_matching", "yes"),
         ("rubric", "scores", [["coherence", 9]]),
@@ -241,6 +243,7 @@ def test_llm_columns_classify_as_metrics_or_not() -> None:
         ("the model refused to judge this question", True),
         ("judge: the model refused", True),
         ("ragas: faithfulness: refused", False),
+        ("factual_accuracy: refused; rubric: refused", False),
         ("geval: refused; rubric: refused", False),
         ("matching failed", True),
     ],

@@ -27,7 +27,7 @@ from rag_evaluator.core.rubrics import rubric_from_data
 from rag_evaluator.core.statistics import bootstrap_mean_interval, wilson_interval
 from rag_evaluator.core.summary import RunFacts, build_summary
 from rag_evaluator.core.tasks.classify import ClassifyFamily
-from rag_evaluator.core.tasks.geval import GevalFamily
+from rag_evaluator.core.tasks.factual_accuracy import FactualAccuracyFamily
 from rag_evaluator.core.tasks.judge import JudgeFamily
 from rag_evaluator.core.tasks.match import MatchFamily
 from rag_evaluator.core.tasks.ragas import RagasFamily
@@ -83,7 +83,7 @@ def test_every_metric_declares_its_kind_and_range() -> None:
         **JudgeFamily("prompt", ()).metric_scales(),
         **ClassifyFamily().metric_scales(),
         **MatchFamily().metric_scales(),
-        **GevalFamily().metric_scales(),
+        **FactualAccuracyFamily().metric_scales(),
         **RagasFamily().metric_scales(),
     }
     assert {judged[name] for name in ("Precision", "Recall", "Accuracy")} == {RATE}

@@ -87,6 +87,7 @@ def test_lexical_overlap_and_retrieval_columns_in_display_order(
         "precision_at_k",
         "recall_at_k",
         "f1_at_k",
+        "context_precision",
         "mrr",
         "ndcg_at_k",
         "hybrid_log_rank",
@@ -106,6 +107,8 @@ def test_scores_come_from_the_files_columns(run_files: list[EvaluationItem]) -> 
     assert first["precision_at_k"] == pytest.approx(0.4)
     assert first["recall_at_k"] == 1.0
     assert first["mrr"] == 1.0
+    # Relevant at ranks 1 and 3: (1/1 + 2/3) / 2 (ragas's rank-weighted context precision).
+    assert first["context_precision"] == pytest.approx((1 + 2 / 3) / 2)
     assert second["list_coverage"] == 0.5
     assert second["fact_score"] == 0.5  # "Rule C-1; Rule C-2" split at the semicolon
     assert second["precision_at_k"] is None  # neither Contexts nor Relevant Contexts

@@ -69,7 +69,7 @@ def test_citations(answer: str, context_count: int, expected: int | None) -> Non
 
 
 def test_cited_numbers_in_order_ranges_by_their_ends() -> None:
-    assert cited_numbers("a [2] b [1, 3] c [4-6] d [^7] e [x] f") == [2, 1, 3, 4, 6, 7]
+    assert cited_numbers("a [2] b [1, 3] c [4-6] d [^7]\ne [x] f") == [2, 1, 3, 4, 6, 7]
     assert cited_numbers("no citation") == []
 
 

@@ -225,3 +225,32 @@ def test_a_repeat_is_an_embedding_equal_to_float_noise() -> None:
     golden = [GOLDEN_VECTORS[0]]
     assert precision_at_k_similarity([RETRIEVED_VECTORS[0], noisy], golden, 2) == 0.5
     assert precision_at_k_similarity([RETRIEVED_VECTORS[0], close], golden, 2) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("relevant_ranks", "retrieved", "expected"),
+    [
+        ((1, 3), 4, (1 / 1 + 2 / 3) / 2),  # P@1 = 1, P@3 = 2/3
+        ((2,), 3, 1 / 2),
+        ((1, 2), 2, 1.0),  # every relevant chunk above every other
+        ((), 3, 0.0),  # nothing relevant
+        ((), 0, 0.0),  # nothing retrieved
+    ],
+)
+def test_context_precision_is_ragas_rank_weighted_precision_in_every_mode(
+    relevant_ranks: tuple[int, ...], retrieved: int, expected: float
+) -> None:
+    from rag_evaluator.core import judged_scores
+    from rag_evaluator.metrics import average_precision, exact_matches, overlap_matches
+
+    golden = [f"golden chunk number {rank}" for rank in relevant_ranks]
+    chunks_ = [
+        golden[relevant_ranks.index(rank)] if rank in relevant_ranks else f"other text {rank}"
+        for rank in range(1, retrieved + 1)
+    ]
+    exact = exact_matches(chunks_, golden or ["absent"])
+    assert average_precision(exact) == pytest.approx(expected)
+    flags = [rank in relevant_ranks for rank in range(1, retrieved + 1)]
+    assert judged_scores.ranked_context_precision(flags) in (None, pytest.approx(expected))
+    recalls = [[1.0 if chunk == g else 0.0 for g in golden] for chunk in chunks_]
+    assert average_precision(overlap_matches(recalls, len(golden), 0.7)) == pytest.approx(expected)

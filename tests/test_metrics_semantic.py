@@ -244,11 +244,16 @@ def test_evaluate_all_has_seed_002s_signature_and_embeds_in_one_pass(
         vector(embedder, question), [vector(embedder, EIFFEL_CONTEXT), vector(embedder, MARKETS)]
     )
     assert scores["context_relevance"] == pytest.approx(expected_context, abs=1e-5)
-    # A stricter hallucination threshold than the answer's support flags its sentence.
+    # The answer is copied from the context: supported by containment at any threshold.
+    strict = (0.5, 0.999)
     assert (
-        evaluate_all(question, answer, "", [EIFFEL_CONTEXT], None, (0.5, 0.999))[
-            "answer_hallucination"
-        ]
+        evaluate_all(question, answer, "", [EIFFEL_CONTEXT], None, strict)["answer_hallucination"]
+        == 0.0
+    )
+    # A reworded answer is judged by its cosine: a stricter threshold flags it.
+    reworded = "The tower in Paris was finished in 1889."
+    assert (
+        evaluate_all(question, reworded, "", [EIFFEL_CONTEXT], None, strict)["answer_hallucination"]
         == 1.0
     )
 
@@ -260,6 +265,26 @@ def test_answer_hallucination_has_seed_002s_signature() -> None:
     assert answer_hallucination(copied, [EIFFEL_CONTEXT, MARKETS], "all-MiniLM-L6-v2") == 0.0
     assert answer_hallucination(invented, []) == 1.0  # no context supports anything
     assert answer_hallucination("", [EIFFEL_CONTEXT]) is None  # no sentence to judge
+
+
+def test_extractive_answers_copied_from_their_context_do_not_hallucinate() -> None:
+    """Short answers copied from a long context (names, years) have a low cosine with it;
+    containment, not the embedding, says they are supported."""
+    context = (
+        "The 2010 Winter Olympics were held in Vancouver. In figure skating, the judges "
+        "awarded the gold medal to Yuzuru Hanyu after a record free skate, while the "
+        "audience cheered for the local skater Wanda Kowalski, who finished fourth."
+    )
+    answers = ["Wanda", "Yuzuru Hanyu.", "2010", "In Vancouver, in 2010."]
+    items = [
+        EvaluationItem(number, "Who?", answer, answer, contexts=[context])
+        for number, answer in enumerate(answers, start=1)
+    ]
+    items.append(EvaluationItem(9, "Who?", "Penguins fly south.", "x", contexts=[context]))
+    scores = compute_offline_metrics(items, ["semantic"], MetricOptions()).scores
+    assert [scores[number]["hallucination"] for number in range(1, 5)] == [0.0] * 4
+    assert scores[9]["hallucination"] == 1.0  # not in the context, and far from it
+    assert answer_hallucination("Yuzuru Hanyu", [MARKETS, context]) == 0.0
 
 
 def test_a_blank_question_is_named_as_the_reason_for_empty_context_metrics() -> None:

@@ -273,3 +273,26 @@ def test_missing_files_folders_and_workbooks_are_refused(tmp_path: Path) -> None
     workbook.write_bytes(b"PK\x03\x04rest of a zip")
     with pytest.raises(RagEvalError, match="spreadsheet workbook"):
         read_run_scores(workbook)
+
+
+def test_files_written_before_issue_22_read_under_todays_names(tmp_path: Path) -> None:
+    """Such a file held the share of relevant contexts under ragas_context_precision and
+    ragas's rank-weighted precision under ragas_context_precision_ranked."""
+    old = _write_run(
+        tmp_path / "old.csv",
+        ["Question Number", "ragas_context_precision", "ragas_context_precision_ranked", "Error"],
+        [[1, "0.5000", "1.0000", ""], [2, "0.5000", "0.5000", "geval: refused"]],
+    )
+    read = read_run_scores(old)
+    assert read.metrics["ragas_context_precision"].values == {1: 1.0, 2: 0.5}
+    assert read.metrics["relevant_context_share"].values == {1: 0.5, 2: 0.5}
+    assert "ragas_context_precision_ranked" not in read.metrics
+    # A current file is read as written.
+    new = _write_run(
+        tmp_path / "new.csv",
+        ["Question Number", "ragas_context_precision", "relevant_context_share"],
+        [[1, "1.0000", "0.5000"]],
+    )
+    assert read_run_scores(new).metrics["ragas_context_precision"].values == {1: 1.0}
+    assert not run_scores.judge_error("geval: refused")  # the family's old name
+    assert not run_scores.judge_error("factual_accuracy: refused")

@@ -39,8 +39,8 @@ _DEFAULT_REQUEST = EvaluateRequest(Path(), Path(), Path(), Path())
 
 EVALUATE_HELP = f"""Score every RAG answer: Claude judges precision, recall and accuracy (the
 judge family), and offline metric families (lexical, overlap, retrieval, semantic,
-quality) score beside it. More model-judged families on request: ragas, geval, classify, match and
-rubric (--rubric FILE).
+quality) score beside it. More model-judged families on request: ragas, factual_accuracy,
+classify, match and rubric (--rubric FILE).
 
 \b
 Inputs (in the current folder unless given):
@@ -214,10 +214,9 @@ def evaluate_command(
         str,
         typer.Option(
             "--metrics",
-            help="Comma list of metric families: judge, ragas, geval, classify, match, "
-            "rubric (model-judged), lexical, overlap, retrieval, semantic, quality (offline); "
-            "or all "
-            "(the judge and every offline family).",
+            help="Comma list of metric families: judge, ragas, factual_accuracy, classify, "
+            "match, rubric (model-judged), lexical, overlap, retrieval, semantic, quality "
+            "(offline); or all (the judge and every offline family).",
         ),
     ] = JUDGE_FAMILY,
     yes: Annotated[

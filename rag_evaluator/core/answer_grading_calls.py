@@ -1,7 +1,8 @@
 """The single-call answer graders' model calls: prompts, output schemas, requests, parsers.
 
-- ``geval`` (seed 001's G-Eval factual accuracy): correctness, completeness and consistency,
-  each 0-100 with its reasoning, then an overall reasoning and a confidence. The weighted
+- ``factual_accuracy`` (seed 001's fixed three-criterion rubric; not G-Eval): correctness,
+  completeness and consistency, each 0-100 with its reasoning, then an overall reasoning and a
+  confidence. The weighted
   score and the grade are computed in ``core/judged_scores.py``, never taken from the model.
 - ``classify`` (seed 001): the answer is CORRECT or WRONG against the ground truth.
 - ``match`` (seed 004's "is matching"): does the answer satisfactorily answer the question,
@@ -27,13 +28,13 @@ from rag_evaluator.core.tagged_text import (
     user_message,
 )
 
-GEVAL_CRITERIA = ("correctness", "completeness", "consistency")
+FACTUAL_ACCURACY_CRITERIA = ("correctness", "completeness", "consistency")
 CORRECT = "CORRECT"
 WRONG = "WRONG"
 DONT_KNOW = "DONT_KNOW"
 MODEL_LABELS = (CORRECT, WRONG)
 
-GEVAL_MAX_TOKENS = 3000
+FACTUAL_ACCURACY_MAX_TOKENS = 3000
 SHORT_MAX_TOKENS = 1000
 
 _MATERIAL = f"""\
@@ -51,7 +52,7 @@ the same ("about 2.5 million" and 2,480,000; "half" and 50%).
 - The ground truth is the authority on the facts.
 """
 
-GEVAL_PROMPT = f"""\
+FACTUAL_ACCURACY_PROMPT = f"""\
 You evaluate the factual accuracy of the answers of a retrieval-augmented generation (RAG) \
 system, step by step, on three criteria scored separately.
 
@@ -139,9 +140,9 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
 
 
 _CRITERION = _object({"reasoning": _STRING, "score": {"type": "integer", "description": "0-100"}})
-GEVAL_SCHEMA = _object(
+FACTUAL_ACCURACY_SCHEMA = _object(
     {
-        **{criterion: _CRITERION for criterion in GEVAL_CRITERIA},
+        **{criterion: _CRITERION for criterion in FACTUAL_ACCURACY_CRITERIA},
         "overall_reasoning": _STRING,
         "confidence": {"type": "integer", "description": "0-100"},
     }
@@ -159,7 +160,7 @@ class CriterionScore:
 
 
 @dataclass(frozen=True)
-class GevalVerdict:
+class FactualAccuracyVerdict:
     correctness: CriterionScore
     completeness: CriterionScore
     consistency: CriterionScore
@@ -179,10 +180,10 @@ class MatchVerdict:
     reasoning: str
 
 
-def parse_geval(payload: Mapping[str, Any]) -> GevalVerdict:
-    what = "G-Eval"
+def parse_factual_accuracy(payload: Mapping[str, Any]) -> FactualAccuracyVerdict:
+    what = "factual accuracy"
     scores = {}
-    for criterion in GEVAL_CRITERIA:
+    for criterion in FACTUAL_ACCURACY_CRITERIA:
         entry = reply_fields.obj(
             reply_fields.field(payload, criterion, what), f"{what} {criterion}"
         )
@@ -190,7 +191,7 @@ def parse_geval(payload: Mapping[str, Any]) -> GevalVerdict:
             score=reply_fields.whole_number(entry, "score", f"{what} {criterion}", 0, 100),
             reasoning=_optional_text(entry, "reasoning"),
         )
-    return GevalVerdict(
+    return FactualAccuracyVerdict(
         correctness=scores["correctness"],
         completeness=scores["completeness"],
         consistency=scores["consistency"],
@@ -228,19 +229,19 @@ def _user(task: str, question: str, ground_truth: str, answer: str) -> str:
     )
 
 
-def geval_request(question: str, ground_truth: str, answer: str) -> ModelRequest:
+def factual_accuracy_request(question: str, ground_truth: str, answer: str) -> ModelRequest:
     return ModelRequest(
-        system=GEVAL_PROMPT,
+        system=FACTUAL_ACCURACY_PROMPT,
         user=_user(
             "Evaluate the factual accuracy of the RAG answer against the ground truth.",
             question,
             ground_truth,
             answer,
         ),
-        schema=GEVAL_SCHEMA,
-        max_tokens=GEVAL_MAX_TOKENS,
-        purpose="G-Eval",
-        parse=parse_geval,
+        schema=FACTUAL_ACCURACY_SCHEMA,
+        max_tokens=FACTUAL_ACCURACY_MAX_TOKENS,
+        purpose="factual accuracy",
+        parse=parse_factual_accuracy,
     )
 
 

@@ -7,6 +7,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from rag_evaluator.core.tasks.factual_accuracy import RENAMED_FAMILIES
+
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
@@ -110,7 +112,17 @@ def fingerprint_differences(
         differences.append(f"the model (was {saved.model_id}, now {current.model_id})")
     if saved.prompt_sha256 != current.prompt_sha256:
         differences.append("the system prompt")
-    if saved.families is not None and saved.families != current.families:
+    # A family renamed since changed its version with its name: never resumed.
+    renamed = [name for name in saved.families or () if name in RENAMED_FAMILIES]
+    today = tuple(RENAMED_FAMILIES.get(name, name) for name in saved.families or ())
+    if renamed and today == current.families:
+        differences.append(
+            " and ".join(
+                f"the name and version of the {RENAMED_FAMILIES[name]} family ({name} then)"
+                for name in renamed
+            )
+        )
+    elif saved.families is not None and saved.families != current.families:
         differences.append(
             f"the judged metric families (was {', '.join(saved.families)}, "
             f"now {', '.join(current.families or ())})"

@@ -22,8 +22,12 @@ RAGAS_WEIGHTS: dict[str, float] = {
     ANSWER_RELEVANCE: 0.3,
 }
 
-# Seed 001's G-Eval criteria weights (scores 0-100 each).
-GEVAL_WEIGHTS: dict[str, float] = {"correctness": 0.5, "completeness": 0.3, "consistency": 0.2}
+# Seed 001's factual-accuracy criteria weights (scores 0-100 each).
+FACTUAL_ACCURACY_WEIGHTS: dict[str, float] = {
+    "correctness": 0.5,
+    "completeness": 0.3,
+    "consistency": 0.2,
+}
 # Seed 001's grade bands, on 0-1: the lowest accuracy that earns each grade, best first.
 GRADE_BANDS: tuple[tuple[str, float], ...] = (("A", 0.8), ("B", 0.6), ("C", 0.4), ("D", 0.2))
 LOWEST_GRADE = "E"
@@ -44,14 +48,16 @@ def faithfulness(supported: Sequence[bool]) -> float:
     return share_of(supported) if supported else 1.0
 
 
-def context_precision(relevant: Sequence[bool]) -> float | None:
-    """The share of retrieved contexts judged relevant; ``None`` with no context."""
+def relevant_context_share(relevant: Sequence[bool]) -> float | None:
+    """The share of retrieved contexts judged relevant, whatever their ranks; ``None`` with
+    no context."""
     return share_of(relevant) if relevant else None
 
 
 def ranked_context_precision(relevant: Sequence[bool]) -> float | None:
-    """Average precision over the ranking: the mean, over the relevant contexts, of the
-    precision of the top k at each relevant rank k (``sum_k rel_k * P@k / relevant``).
+    """ragas's context precision: average precision over the ranking, the mean, over the
+    relevant contexts, of the precision of the top k at each relevant rank k
+    (``sum_k rel_k * P@k / relevant``).
 
     1 when every relevant context is ranked above every irrelevant one; 0 when none is
     relevant; ``None`` with no context.
@@ -80,7 +86,8 @@ def mean_cosine(cosines: Sequence[float]) -> float:
 
 
 def ragas_score(scores: Mapping[str, float | None]) -> float | None:
-    """Seed 001's composite: 0.3 faithfulness + 0.2 context precision + 0.2 context recall +
+    """Seed 001's composite: 0.3 faithfulness + 0.2 context precision (ragas's rank-weighted
+    one) + 0.2 context recall +
     0.3 answer relevance, the weights renormalised over the scores present; ``None`` when
     none is."""
     present = {name: value for name, value in scores.items() if value is not None}
@@ -92,11 +99,11 @@ def ragas_score(scores: Mapping[str, float | None]) -> float | None:
 
 
 def factual_accuracy(correctness: float, completeness: float, consistency: float) -> float:
-    """Seed 001's G-Eval weighting of three 0-100 scores, on 0-1."""
+    """Seed 001's factual-accuracy weighting of three 0-100 scores, on 0-1."""
     total = (
-        GEVAL_WEIGHTS["correctness"] * correctness
-        + GEVAL_WEIGHTS["completeness"] * completeness
-        + GEVAL_WEIGHTS["consistency"] * consistency
+        FACTUAL_ACCURACY_WEIGHTS["correctness"] * correctness
+        + FACTUAL_ACCURACY_WEIGHTS["completeness"] * completeness
+        + FACTUAL_ACCURACY_WEIGHTS["consistency"] * consistency
     )
     return round(total / 100, _DECIMALS)
 

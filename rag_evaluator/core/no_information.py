@@ -1,7 +1,9 @@
 """Recognising texts that only say no information is available ("I don't know").
 
 When both the RAG answer and the ground truth are such a statement the question
-scores 1/1/1 without a call to the judge. Recognition is deliberately conservative:
+scores 1/1/1 without a call to the judge. The statements are the abstentions and refusals of
+``core/non_answers`` (the list ``dont_know``, quality and the report read too), seed 001's
+phrases except a bare "unknown". Recognition is deliberately conservative:
 the whole text, at most a couple of short sentences, must be nothing but such a
 statement. "The report does not say" or an answer that hedges and then answers
 anyway is sent to the judge as usual.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from rag_evaluator.core import non_answers
 from rag_evaluator.core.judge_results import JudgeResult, Scores
 
 MAX_STATEMENT_CHARACTERS = 200
@@ -22,41 +25,45 @@ NO_INFORMATION_SUMMARY = (
     "Both the answer and the ground truth state that no information is available."
 )
 
-_APOLOGY = r"(?:(?:i'?m |i am )?sorry|unfortunately)[,]? "
-_SOURCE = (
-    r"(?: (?:in|from|based on|within) (?:the |this |my )?"
-    r"(?:provided |given |available |retrieved |supplied )?"
-    r"(?:context|contexts|documents?|sources?|knowledge base|data|information|passages?))?"
+_APOLOGY = (
+    r"(?:(?:(?:i'?m |i am |we'?re |we are )?(?:very |so |really |truly )?sorry|unfortunately|"
+    r"apologies|i apologi[sz]e)(?:,? but)?[,:;\-–— ]+)"
 )
-_ABOUT = r"(?: (?:about|on|regarding|for) (?:this|that|the|your) (?:question|topic|query|subject))?"
-_TO_ANSWER = r"(?: to answer (?:this|that|the|your) (?:question|query))?"
-_STATEMENTS = (
-    # I don't know (the answer) (to this question)
-    r"i (?:don'?t|do not) know(?: the answer)?(?: to (?:this|that|the|your) (?:question|query))?",
-    # (there is) no (relevant) information (is) (available|found)
-    r"(?:there (?:is|was) |there'?s )?no (?:relevant |such )?information"
-    r"(?: (?:is |was )?(?:available|found|provided|given))?",
-    # I could not find (any) (relevant) information
-    r"(?:i )?(?:could not|couldn'?t|cannot|can'?t|was unable to|am unable to|did not|didn'?t)"
-    r" find (?:any )?(?:relevant )?(?:information|an answer|the answer)",
-    # the answer / this information is not available
-    r"(?:the |this |that |such )?(?:answer|information) (?:is|was) not "
-    r"(?:available|provided|found|known|given|mentioned)",
-    # the context does not contain (enough) information
-    r"(?:the |this )?(?:provided |given )?(?:context|documents?|sources?) (?:does|do) not "
-    r"(?:contain|include|provide|mention) (?:any |enough |the |this |that |relevant )*"
-    r"(?:information|answer)",
-    # not enough information
-    r"(?:there is )?(?:not enough|insufficient) information",
+_DISCLAIMER = r"(?:as an ai(?: language model| assistant)?|as a language model),? "
+# What may follow the statement: where the information is missing, what it is about, and
+# that it could not be given ("... the opening hours in the provided documents to answer
+# this question"): a few words each, never a clause that goes on to answer ("but ...").
+_WORD = r"(?:(?!(?:but|however|although|though|yet|and|so|because|instead)\b)[\w'-]+)"
+_FEW_WORDS = rf"(?:{_WORD} ){{0,4}}{_WORD}"
+_DETERMINER = (
+    r"(?:the|this|that|these|those|a|an|any|your|my|its|their|his|her|such|what|when|where|"
+    r"who|how|which|whether)"
 )
+_TAIL = (
+    r"(?: (?:is |was |are |were )?(?:available|found|provided|given|known|mentioned)"
+    r"| (?:to|for|about|on|regarding|in|from|within|based on|of|with|at) "
+    rf"(?:{_DETERMINER} )?{_FEW_WORDS}"
+    rf"| to (?:answer|respond to|address|determine|provide|say)(?: (?:{_DETERMINER} )?"
+    rf"{_FEW_WORDS})?"
+    rf"| {_DETERMINER} {_FEW_WORDS}"
+    r"| (?:at the moment|at this time|right now|currently))"
+)
+# A bare "Unknown" can be the answer ("Who wrote it?" "Unknown."): it is not a statement
+# that no information is available.
+_CLAUSES = tuple(
+    pattern
+    for pattern in non_answers.NON_ANSWER_PATTERNS
+    if pattern != non_answers.phrase_pattern("unknown")
+)
+# What the statement is about, before it: "The retrieval date (is not mentioned)".
+_TOPIC = rf"(?:(?:the|this|that|its|their|his|her|your|my) (?:{_WORD} ){{0,2}}{_WORD} )"
 _STATEMENT = re.compile(
-    rf"(?:{_APOLOGY})?(?:{'|'.join(_STATEMENTS)}){_ABOUT}{_TO_ANSWER}{_SOURCE}{_ABOUT}{_TO_ANSWER}"
+    rf"{_APOLOGY}?(?:{_DISCLAIMER})?{_TOPIC}?(?:{'|'.join(_CLAUSES)})(?:{_TAIL}){{0,4}}"
 )
 
 
 def _sentences(text: str) -> list[str]:
-    normalised = text.casefold().replace("\u2019", "'").replace("\u2018", "'")
-    normalised = " ".join(normalised.split())
+    normalised = non_answers.folded(text)
     return [part.strip(" ,") for part in re.split(r"[.!?;]+", normalised) if part.strip(" ,")]
 
 

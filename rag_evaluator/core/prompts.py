@@ -40,6 +40,9 @@ of the ground truth. Score 0 if it answers a different question, drifts off topi
 the meaning, for example by reversing a condition, changing the scope or mixing up who did what.
 
 Grading rules
+- The texts may be in any language, and not necessarily all in the same one. Judge what they \
+mean in the language they are written in; an answer in another language than the ground truth \
+is correct when it says the same thing. Write the reasoning and the summary in English.
 - Judge meaning, not wording. Paraphrases, synonyms, reordering and a different structure count \
 as equivalent when they say the same thing.
 - Numbers may be approximated or written differently when the value is the same in substance: \

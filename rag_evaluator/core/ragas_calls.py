@@ -8,9 +8,11 @@ stand-in API plays by):
 - ``contexts``: each retrieved context relevant to the question or not (context precision);
 - ``statements``: the atomic statements of the ground truth (context recall, call 1);
 - ``attributions``: each statement found in the contexts or not (context recall, call 2);
-- ``questions``: three questions the answer would answer (answer relevance, with embeddings);
-- ``score``: a direct 0-1 rating of how well the answer addresses the question (answer
-  relevance without embeddings, or when no question could be generated).
+- ``questions``: three questions the answer would answer, and whether the answer is
+  noncommittal (answer relevance, with embeddings);
+- ``score``: a direct 0-1 rating of how well the answer addresses the question, and whether
+  the answer is noncommittal (answer relevance without embeddings, or when no question could
+  be generated).
 
 The scores themselves are computed in ``core/judged_scores.py``, never by the model.
 """
@@ -44,6 +46,8 @@ QUESTIONS_ROLE = "questions"
 RATING_ROLE = "score"
 
 GENERATED_QUESTIONS = 3
+# The answer-relevance replies' flag for an evasive or vague answer (ragas's "noncommittal").
+NONCOMMITTAL = "noncommittal"
 
 # max_tokens: generous, so a long list is not cut off; the reply's real size is what is paid.
 LIST_MAX_TOKENS = 4000
@@ -169,6 +173,15 @@ the order the statements are given: "statement" (its text), "attributed" (1 or 0
 "supporting_context" (an index or null).
 """
 
+_NONCOMMITTAL = """\
+Noncommittal
+- "noncommittal" is true when the answer avoids committing to an answer: it says it does not \
+know or cannot tell, hedges between possibilities without settling on one, or stays so vague \
+that it answers nothing ("I'm not sure", "it depends", "several factors may play a role").
+- It is false when the answer commits to something, even something wrong, partial or off the \
+point.
+"""
+
 QUESTIONS_PROMPT = f"""\
 You read an answer and write the questions it answers. The questions are later compared with \
 the question the answer was really given, to measure whether the answer addresses it.
@@ -182,10 +195,12 @@ How to write them
 be a good, direct response to. Cover different aspects of what the answer says.
 - Write natural questions a user might ask, in the answer's language, without quoting the \
 answer at length.
-- An evasive or non-committal answer ("I don't know", "it depends") answers no real \
-question: write the questions it literally responds to all the same.
+- An evasive or noncommittal answer answers no real question: write the questions it \
+literally responds to all the same.
 
-Reply with a JSON object whose "questions" field is the list of questions.
+{_NONCOMMITTAL}
+Reply with a JSON object: "questions" (the list of questions), then "noncommittal" (true or \
+false).
 """
 
 RATING_PROMPT = f"""\
@@ -204,8 +219,9 @@ Scale
 - 0.0: it is unrelated to the question, or says only that it cannot answer.
 Values between these anchors are allowed.
 
-Reply with a JSON object: "reasoning" (one or two sentences, written first), then "score" \
-(a number from 0 to 1).
+{_NONCOMMITTAL}
+Reply with a JSON object: "reasoning" (one or two sentences, written first), then \
+"noncommittal" (true or false), then "score" (a number from 0 to 1).
 """
 
 SYSTEM_PROMPTS: dict[str, str] = {
@@ -278,9 +294,14 @@ ATTRIBUTIONS_SCHEMA = _object(
         }
     }
 )
-QUESTIONS_SCHEMA = _object({QUESTIONS_ROLE: _STRING_LIST})
+_BOOLEAN = {"type": "boolean"}
+QUESTIONS_SCHEMA = _object({QUESTIONS_ROLE: _STRING_LIST, NONCOMMITTAL: _BOOLEAN})
 RATING_SCHEMA = _object(
-    {"reasoning": _STRING, RATING_ROLE: {"type": "number", "description": "0 to 1"}}
+    {
+        "reasoning": _STRING,
+        NONCOMMITTAL: _BOOLEAN,
+        RATING_ROLE: {"type": "number", "description": "0 to 1"},
+    }
 )
 
 SCHEMAS: dict[str, dict[str, Any]] = {
@@ -319,9 +340,16 @@ class Attribution:
 
 
 @dataclass(frozen=True)
+class GeneratedQuestions:
+    questions: tuple[str, ...]
+    noncommittal: bool  # evasive or vague: answer relevance 0 whatever the questions
+
+
+@dataclass(frozen=True)
 class RelevanceRating:
     score: float  # 0-1
     reasoning: str
+    noncommittal: bool  # evasive or vague: answer relevance 0 whatever the score
 
 
 def parse_claims(payload: Mapping[str, Any]) -> tuple[str, ...]:
@@ -332,8 +360,12 @@ def parse_statements(payload: Mapping[str, Any]) -> tuple[str, ...]:
     return reply_fields.texts(payload, STATEMENTS_ROLE, "context recall statements")
 
 
-def parse_questions(payload: Mapping[str, Any]) -> tuple[str, ...]:
-    return reply_fields.texts(payload, QUESTIONS_ROLE, "answer relevance questions")
+def parse_questions(payload: Mapping[str, Any]) -> GeneratedQuestions:
+    what = "answer relevance questions"
+    return GeneratedQuestions(
+        questions=reply_fields.texts(payload, QUESTIONS_ROLE, what),
+        noncommittal=reply_fields.flag(payload, NONCOMMITTAL, what),
+    )
 
 
 def _entries(
@@ -416,6 +448,7 @@ def parse_rating(payload: Mapping[str, Any]) -> RelevanceRating:
     return RelevanceRating(
         score=reply_fields.number(payload, RATING_ROLE, what, 0.0, 1.0),
         reasoning=_optional_text(payload, "reasoning"),
+        noncommittal=reply_fields.flag(payload, NONCOMMITTAL, what),
     )
 
 

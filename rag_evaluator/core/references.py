@@ -21,7 +21,7 @@ from rag_evaluator.core import judged_scores
 from rag_evaluator.core.metrics import quality
 from rag_evaluator.core.metrics.registry import FAMILY_METRICS, OFFLINE_FAMILIES
 from rag_evaluator.core.tasks.classify import CLASSIFY_FAMILY
-from rag_evaluator.core.tasks.geval import GEVAL_FAMILY
+from rag_evaluator.core.tasks.factual_accuracy import FACTUAL_ACCURACY_FAMILY
 from rag_evaluator.core.tasks.judge import JUDGE_FAMILY
 from rag_evaluator.core.tasks.match import MATCH_FAMILY
 from rag_evaluator.core.tasks.ragas import RAGAS_FAMILY, RAGAS_METRICS
@@ -46,7 +46,12 @@ REFERENCE_FREE_METRICS: frozenset[str] = frozenset(
     }
 )
 # The model-judged families that grade the answer against the reference, whole.
-REFERENCE_FAMILIES: tuple[str, ...] = (JUDGE_FAMILY, GEVAL_FAMILY, CLASSIFY_FAMILY, MATCH_FAMILY)
+REFERENCE_FAMILIES: tuple[str, ...] = (
+    JUDGE_FAMILY,
+    FACTUAL_ACCURACY_FAMILY,
+    CLASSIFY_FAMILY,
+    MATCH_FAMILY,
+)
 # RAGAS: faithfulness (the answer's claims against the contexts) and answer relevance (the
 # answer against the question) read no reference; context precision and context recall
 # judge the contexts against it.

@@ -6,7 +6,7 @@ code changes):
 - the item columns (Question Number, Question, Ground Truth, RAG Answer), the judge's
   text columns (Reasoning, Consensus, Votes, Error, Note) and the LLM families' text and
   label columns (``LLM_FAMILY_TEXT_COLUMNS``: reasons, details, grades, labels, methods,
-  the G-Eval confidence) and the offline families' text columns (``Quality Failures``) are
+  the factual-accuracy confidence) and the offline families' text columns (``Quality Failures``) are
   never metrics;
 - a column the file declares in its ``#SUMMARY: Metric Kinds:`` row (``core/metric_kinds.py``)
   has the declared kind; a cell that contradicts it (``0.5`` in a 0/1 column, text in a
@@ -57,7 +57,13 @@ from rag_evaluator.core.rubrics import REASONING_COLUMN as RUBRIC_REASONING
 from rag_evaluator.core.snippets import quote_snippet
 from rag_evaluator.core.summary import metadata_columns
 from rag_evaluator.core.tasks.classify import ClassifyFamily
-from rag_evaluator.core.tasks.geval import GevalFamily
+from rag_evaluator.core.tasks.factual_accuracy import (
+    FACTUAL_ACCURACY_FAMILY,
+    LEGACY_NAME,
+    LEGACY_UNSCORED_LABEL,
+    UNSCORED_LABEL,
+    FactualAccuracyFamily,
+)
 from rag_evaluator.core.tasks.judge import JudgeFamily
 from rag_evaluator.core.tasks.match import MatchFamily
 from rag_evaluator.core.tasks.ragas import RagasFamily
@@ -75,7 +81,7 @@ ERROR = "Error"
 NOTE = "Note"
 
 JUDGE_METRICS = (PRECISION, RECALL, ACCURACY)
-# Text, label and grade columns of the LLM-judged families (issue 10), and the G-Eval
+# Text, label and grade columns of the LLM-judged families (issue 10), and the factual-accuracy
 # confidence (a 0-100 self-assessment, not a score of the answer).
 LLM_FAMILY_TEXT_COLUMNS = (
     "ragas_answer_relevance_method",
@@ -90,8 +96,11 @@ LLM_FAMILY_TEXT_COLUMNS = (
 )
 # Text columns of the offline families: the names of the quality checks an answer failed.
 OFFLINE_TEXT_COLUMNS = (QUALITY_FAILURES,)
-# How the Error cell names the other model-judged families when several ran.
-_OTHER_FAMILY_ERROR = re.compile(r"(?:ragas|geval|classify|match|rubric): ")
+# How the Error cell names the other model-judged families when several ran (files written
+# before issue 22 name factual_accuracy by its old name, geval).
+_OTHER_FAMILY_ERROR = re.compile(
+    rf"(?:ragas|{FACTUAL_ACCURACY_FAMILY}|{LEGACY_NAME}|classify|match|rubric): "
+)
 NON_METRIC_COLUMNS = (
     QUESTION_NUMBER,
     QUESTION,
@@ -111,7 +120,7 @@ _DECIMAL = re.compile(r"[+-]?(?:(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?
 _INTEGER = re.compile(r"[+-]?\d+")
 
 
-_JUDGED_FAMILIES = (JudgeFamily, RagasFamily, GevalFamily, ClassifyFamily, MatchFamily)
+_JUDGED_FAMILIES = (JudgeFamily, RagasFamily, FactualAccuracyFamily, ClassifyFamily, MatchFamily)
 # The tool's own metrics by name, as they declare themselves: the kinds of an undeclared
 # column of that name (results files older than the Metric Kinds row).
 KNOWN_SCALES: dict[str, MetricScale] = {
@@ -252,6 +261,34 @@ def _metric_scores(
         else:
             values[row.question_number] = float(cell)
     return MetricScores(header, kind, values, tuple(unscored), scale)
+
+
+# Columns renamed when a definition changed (issue 22): results files written before are
+# read under today's names. Such a file held the share of relevant contexts under
+# ragas_context_precision and ragas's rank-weighted precision under
+# ragas_context_precision_ranked.
+_LEGACY_RANKED_PRECISION = "ragas_context_precision_ranked"
+_LEGACY_RENAMES = {
+    "ragas_context_precision": "relevant_context_share",
+    _LEGACY_RANKED_PRECISION: "ragas_context_precision",
+}
+
+
+def legacy_column_renames(headers: Sequence[str]) -> dict[str, str]:
+    """Old column name -> today's, for a table written before a renaming; ``{}`` when the
+    table is current (it is old when it has the old rank-weighted precision column)."""
+    if _LEGACY_RANKED_PRECISION not in headers:
+        return {}
+    return {old: new for old, new in _LEGACY_RENAMES.items() if old in headers}
+
+
+# Summary rows renamed with their family (issue 22): read under today's label.
+_LEGACY_SUMMARY_LABELS = {LEGACY_UNSCORED_LABEL: UNSCORED_LABEL}
+
+
+def current_summary_label(label: str) -> str:
+    """Today's label of a summary row written under an older one; other labels as they are."""
+    return _LEGACY_SUMMARY_LABELS.get(label, label)
 
 
 def judge_error(error_cell: str) -> bool:

@@ -49,6 +49,7 @@ from rag_evaluator.core.metrics.quality import (
 from rag_evaluator.core.metrics.registry import FAMILY_METRICS, OFFLINE_FAMILIES
 from rag_evaluator.core.metrics.retrieval import (
     RankedMatches,
+    average_precision,
     context_overlap,
     exact_matches,
     f1_at_k,
@@ -92,6 +93,7 @@ from rag_evaluator.core.metrics.semantic import (
     mean_similarity_from_cosines,
     pair_score,
     semantic_similarity,
+    sentence_support,
     share_at_least_from_cosines,
     split_sentences,
 )
@@ -171,17 +173,17 @@ def evaluate_all(
     question_context: list[float] = []
     if question.strip() and context_texts:
         question_context = table.best_passage_cosines([question], context_texts)[0].tolist()
-    sentence_support: list[float | None] = [None] * len(sentences)
+    best: list[float | None] = [None] * len(sentences)
     if sentences and context_texts:
-        sentence_support = table.best_passage_cosines(sentences, context_texts).max(axis=1).tolist()
+        best = table.best_passage_cosines(sentences, context_texts).max(axis=1).tolist()
+    # A sentence found word for word in a context is supported whatever its cosine.
+    support = sentence_support(sentences, context_texts, best)
     return {
         "context_relevance": mean_similarity_from_cosines(question_context),
         "context_sufficiency": share_at_least_from_cosines(question_context, sufficiency_threshold),
         "answer_relevance": pair_score(answer, question, cosine(answer, question)),
         "answer_correctness": pair_score(answer, reference, cosine(answer, reference)),
-        "answer_hallucination": hallucination_from_cosines(
-            sentence_support, hallucination_threshold
-        ),
+        "answer_hallucination": hallucination_from_cosines(support, hallucination_threshold),
     }
 
 
@@ -198,6 +200,7 @@ __all__ = [
     "answer_hallucination",
     "answer_relevance",
     "assess_answer",
+    "average_precision",
     "bleu_score",
     "citation_quality",
     "cited_numbers",

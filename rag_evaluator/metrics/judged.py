@@ -26,7 +26,7 @@ from rag_evaluator.core.requests import FailureKind
 from rag_evaluator.core.rubrics import Rubric
 from rag_evaluator.core.tasks.base import FamilyResult, JudgedFamily
 from rag_evaluator.core.tasks.classify import ClassifyFamily, ClassifyResult
-from rag_evaluator.core.tasks.geval import GevalFamily, GevalResult
+from rag_evaluator.core.tasks.factual_accuracy import FactualAccuracyFamily, FactualAccuracyResult
 from rag_evaluator.core.tasks.match import MatchFamily, MatchResult
 from rag_evaluator.core.tasks.ragas import RAGAS_METRICS, RagasFamily, RagasResult
 from rag_evaluator.core.tasks.rubric import RubricFamily, RubricResult
@@ -107,16 +107,17 @@ def context_precision(
     *,
     ground_truth: str = "",
     client: ModelClient,
-    ranked: bool = False,
+    share: bool = False,
 ) -> float | None:
-    """The share of ``contexts`` judged relevant to the question (``ranked``: the rank-
-    weighted average precision instead); ``None`` without a context."""
+    """ragas's context precision: the contexts judged relevant to the question, weighted
+    by rank (average precision); ``share``: the plain share of relevant contexts instead.
+    ``None`` without a context."""
     result: RagasResult = _run(
         RagasFamily(metrics=("context_precision",)),
         _item(question, ground_truth=ground_truth, contexts=contexts),
         client,
     )
-    return result.context_precision_ranked if ranked else result.context_precision
+    return result.relevant_context_share if share else result.context_precision
 
 
 def context_recall(
@@ -142,7 +143,8 @@ def ragas_answer_relevance(
 ) -> float:
     """How well ``answer`` addresses ``question``: the mean cosine of 3 questions generated
     from the answer with the question (``method="embeddings"``, the semantic extra's model),
-    or a direct 0-1 rating (``method="rating"``). 0 for a blank answer."""
+    or a direct 0-1 rating (``method="rating"``). 0 for a blank answer, and for an answer the
+    model calls noncommittal (evasive, vague, "I don't know"), as in ragas."""
     result: RagasResult = _run(
         _ragas_family(("answer_relevance",), method, embedding_model),
         _item(question, answer),
@@ -173,10 +175,11 @@ def ragas(
 
 def factual_accuracy(
     question: str, answer: str, ground_truth: str, *, client: ModelClient
-) -> GevalResult:
-    """G-Eval factual accuracy: ``.accuracy`` (0.5 correctness + 0.3 completeness + 0.2
-    consistency, on 0-1), ``.grade`` (A-E), the three scores (0-100) and the reasoning."""
-    return _run(GevalFamily(), _item(question, answer, ground_truth), client)
+) -> FactualAccuracyResult:
+    """Seed 001's factual accuracy (a fixed three-criterion rubric, not G-Eval): ``.accuracy``
+    (0.5 correctness + 0.3 completeness + 0.2 consistency, on 0-1), ``.grade`` (A-E), the
+    three scores (0-100) and the reasoning."""
+    return _run(FactualAccuracyFamily(), _item(question, answer, ground_truth), client)
 
 
 def classify_answer(question: str, answer: str, ground_truth: str, *, client: ModelClient) -> str:

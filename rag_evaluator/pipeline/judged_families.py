@@ -1,5 +1,5 @@
-"""The LLM-judged families of a run (``ragas``, ``geval``, ``classify``, ``match``, ``rubric``):
-their options checked, their rubric read, their embedding model wired in.
+"""The LLM-judged families of a run (``ragas``, ``factual_accuracy``, ``classify``, ``match``,
+``rubric``): their options checked, their rubric read, their embedding model wired in.
 
 The core families stay pure: RAGAS answer relevance receives a question-similarity function,
 built here on the semantic family's sentence-transformers model (bundled all-MiniLM-L6-v2 or
@@ -22,7 +22,10 @@ from rag_evaluator.core.rubrics import GROUND_TRUTH_INPUT, Rubric
 from rag_evaluator.core.selection import format_numbers
 from rag_evaluator.core.tasks.base import JudgedFamily
 from rag_evaluator.core.tasks.classify import CLASSIFY_FAMILY, ClassifyFamily
-from rag_evaluator.core.tasks.geval import GEVAL_FAMILY, GevalFamily
+from rag_evaluator.core.tasks.factual_accuracy import (
+    FACTUAL_ACCURACY_FAMILY,
+    FactualAccuracyFamily,
+)
 from rag_evaluator.core.tasks.match import MATCH_FAMILY, MatchFamily
 from rag_evaluator.core.tasks.ragas import (
     METHOD_EMBEDDINGS,
@@ -171,8 +174,8 @@ def build_llm_families(setup: LlmFamilySetup) -> list[JudgedFamily[Any]]:
                     RAGAS_METRICS if setup.references else RAGAS_REFERENCE_FREE,
                 )
             )
-        elif name == GEVAL_FAMILY:
-            families.append(GevalFamily())
+        elif name == FACTUAL_ACCURACY_FAMILY:
+            families.append(FactualAccuracyFamily())
         elif name == CLASSIFY_FAMILY:
             families.append(ClassifyFamily())
         elif name == MATCH_FAMILY:

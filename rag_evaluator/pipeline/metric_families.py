@@ -1,7 +1,8 @@
 """``--metrics``: which metric families a run computes, and the offline ones' computation.
 
-``judge`` is Claude's precision/recall/accuracy; ``ragas``, ``geval``, ``classify``, ``match``
-and ``rubric`` are the other model-judged (LLM) families; the offline families come from
+``judge`` is Claude's precision/recall/accuracy; ``ragas``, ``factual_accuracy``, ``classify``,
+``match`` and ``rubric`` are the other model-judged (LLM) families (``geval``, the old name of
+``factual_accuracy``, is still accepted, with a warning); the offline families come from
 ``pipeline/metrics.py``. ``all`` means the judge plus every offline family whose inputs are
 present in the files and whose optional dependencies are installed (a family left out for
 want of its extra is named in a warning with the install command). ``all`` never adds an LLM
@@ -19,6 +20,7 @@ from rag_evaluator import embeddings
 from rag_evaluator.core.metrics import overlap
 from rag_evaluator.core.metrics.registry import OVERLAP, RETRIEVAL, SEMANTIC
 from rag_evaluator.core.records import EvaluationItem
+from rag_evaluator.core.tasks.factual_accuracy import FACTUAL_ACCURACY_FAMILY, RENAMED_FAMILIES
 from rag_evaluator.errors import MissingExtraError, UsageError
 from rag_evaluator.pipeline.metrics import (
     OFFLINE_FAMILIES,
@@ -37,7 +39,7 @@ logger = logging.getLogger(__name__)
 JUDGE_FAMILY = "judge"
 ALL_FAMILIES = "all"
 # The model-judged families besides the judge, in column order (issue 10).
-LLM_FAMILIES = ("ragas", "geval", "classify", "match", "rubric")
+LLM_FAMILIES = ("ragas", FACTUAL_ACCURACY_FAMILY, "classify", "match", "rubric")
 KNOWN_FAMILIES = (JUDGE_FAMILY, *LLM_FAMILIES, *OFFLINE_FAMILIES)
 
 
@@ -59,9 +61,24 @@ class MetricFamilies:
         return ([JUDGE_FAMILY] if self.judge else []) + list(self.llm) + list(self.offline)
 
 
+def _current_name(name: str) -> str:
+    """Today's name of a family given by an old one (with a warning); others as given."""
+    renamed = RENAMED_FAMILIES.get(name)
+    if renamed is None:
+        return name
+    logger.warning(
+        "--metrics %s is the old name of %s (seed 001's three-criterion factual-accuracy "
+        "rubric, not G-Eval): write %s instead",
+        name,
+        renamed,
+        renamed,
+    )
+    return renamed
+
+
 def parse_metric_families(raw: str) -> MetricFamilies:
     """Parse ``--metrics judge,lexical`` (comma list, any case); ``all`` for everything."""
-    names = [part.strip().lower() for part in raw.split(",") if part.strip()]
+    names = [_current_name(part.strip().lower()) for part in raw.split(",") if part.strip()]
     choices = f"{', '.join(KNOWN_FAMILIES)}, or {ALL_FAMILIES}"
     if not names:
         raise UsageError(f"--metrics is empty. Give one or more of: {choices}")

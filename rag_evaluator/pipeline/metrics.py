@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rag_evaluator.core.citations import find_citations
 from rag_evaluator.core.metrics import overlap, quality, retrieval, semantic
 from rag_evaluator.core.metrics.chunk_overlap import ChunkTokens
 from rag_evaluator.core.metrics.registry import (
@@ -305,7 +306,7 @@ def compute_offline_metrics(
         embeddings,
         bert_scores,
         input_files or InputFileNames(),
-        quality.FallbackPhrases.of(options.fallback_phrases),
+        quality.FallbackPhrases.for_option(options.fallback_phrases),
         ChunkTokens(),
     )
     empty = _EmptyCells()
@@ -355,7 +356,7 @@ def _no_citation_warning(
     """A hint when no answer of the run cites anything: the system is likely not asked to
     cite, and every answer failing quality_citations says nothing about it."""
     failed = [number for number, row in scores.items() if row.get(quality.CITATIONS) == 0]
-    if not failed or any(quality.cited_numbers(item.rag_answer) for item in items):
+    if not failed or any(find_citations(item.rag_answer) for item in items):
         return []
     return [
         f"{quality.CITATIONS}: none of the {len(items)} answer(s) cites a source as [n], so "
@@ -565,9 +566,10 @@ def _semantic_inputs(
             embeddings.best_passage_cosines([item.question], contexts)[0].tolist()
         )
     sentences = semantic.split_sentences(item.rag_answer) if item.contexts is not None else []
-    support: tuple[float | None, ...] = tuple(None for _ in sentences)
+    best: list[float | None] = [None] * len(sentences)
     if sentences and contexts:
-        support = tuple(embeddings.best_passage_cosines(sentences, contexts).max(axis=1).tolist())
+        best = embeddings.best_passage_cosines(sentences, contexts).max(axis=1).tolist()
+    support = semantic.sentence_support(sentences, contexts, best)
     return SemanticInputs(
         item=item,
         answer_ground_truth_cosine=cosine(item.rag_answer, item.ground_truth),

@@ -45,6 +45,7 @@ from rag_evaluator.core.fingerprint import RunFingerprint
 from rag_evaluator.core.generation.fingerprint import GENERATION_KIND, GenerationFingerprint
 from rag_evaluator.core.records import TokenUsage
 from rag_evaluator.core.tasks.base import FamilyResult, JudgedFamily, QuestionRecord
+from rag_evaluator.core.tasks.factual_accuracy import RENAMED_FAMILIES
 from rag_evaluator.core.tasks.judge import JUDGE_FAMILY
 from rag_evaluator.errors import CheckpointError
 from rag_evaluator.storage.atomic import write_bytes_atomic
@@ -298,7 +299,10 @@ def record_from_json(data: Any, families: Families) -> QuestionRecord:
     if not isinstance(saved, dict):
         raise ValueError("families must be an object")
     results: dict[str, FamilyResult] = {}
-    for name, result in saved.items():
+    for saved_name, result in saved.items():
+        # A family renamed since is read under today's name, so that the run's fingerprint,
+        # not a parse error, says why the checkpoint cannot be resumed.
+        name = RENAMED_FAMILIES.get(saved_name, saved_name)
         if name not in families:
             raise ValueError(f"unknown family {name!r}")
         results[name] = family_result_from_json(families[name], result)
@@ -459,7 +463,9 @@ class _Reader:
             # judged twice; should a repeat appear, the first wins.
             self.results.add(record_from_json(data, self.families), offset)
         elif kind == "stage":
-            key = (_count(data["question_number"]), str(data["family"]), _count(data["stage"]))
+            family = str(data["family"])
+            family = RENAMED_FAMILIES.get(family, family)
+            key = (_count(data["question_number"]), family, _count(data["stage"]))
             outcomes = tuple(_outcome_from_json(outcome) for outcome in data["outcomes"])
             batches = _texts(data.get("batches", []))
             self.stages[key] = RecordedStage(str(data["digest"]), outcomes, batches)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rag_evaluator.errors import ConfigError, InputError, UsageError
 from rag_evaluator.storage.atomic import write_text_atomic
-from rag_evaluator.storage.results_reader import CsvSheet, read_sheet
+from rag_evaluator.storage.results_reader import CsvSheet, read_sheet, with_current_column_names
 
 REPORT_SUFFIXES = (".html", ".htm")
 _RESULTS_FIX = "Pass a results file written by rag-eval evaluate (Evaluation_Runs/*.csv)"
@@ -27,7 +27,7 @@ def read_results_sheet(path: Path) -> CsvSheet:
             f"rag-eval evaluate writes. {_RESULTS_FIX}",
             sheet.path,
         )
-    return sheet
+    return with_current_column_names(sheet)
 
 
 def modified_date(path: Path) -> str | None:

@@ -22,7 +22,13 @@ from rag_evaluator.core.fields import (
     parse_question_number,
     resolve_columns,
 )
-from rag_evaluator.core.run_scores import RunScores, TableRow, build_run_scores
+from rag_evaluator.core.run_scores import (
+    RunScores,
+    TableRow,
+    build_run_scores,
+    current_summary_label,
+    legacy_column_renames,
+)
 from rag_evaluator.core.summary import SUMMARY_PREFIX
 from rag_evaluator.errors import InputError, MissingFileError
 from rag_evaluator.storage.input_files import not_a_file, read_input_bytes
@@ -192,6 +198,22 @@ def _question_number(path: Path, line: int, cells: list[str], index: int, fix: s
         ) from exc
 
 
+def with_current_column_names(sheet: CsvSheet) -> CsvSheet:
+    """A results table written before a column or summary row was renamed, under today's
+    names (``core/run_scores.legacy_column_renames``, ``current_summary_label``); a current
+    table as it is."""
+    summary = [(current_summary_label(label), value) for label, value in sheet.summary]
+    renames = legacy_column_renames(sheet.headers)
+    if not renames:
+        return CsvSheet(sheet.path, summary, sheet.headers, sheet.rows, sheet.line_numbers)
+    rows = [
+        TableRow(row.question_number, {renames.get(k, k): v for k, v in row.cells.items()})
+        for row in sheet.rows
+    ]
+    headers = [renames.get(header, header) for header in sheet.headers]
+    return CsvSheet(sheet.path, summary, headers, rows, sheet.line_numbers)
+
+
 def read_run_scores(path: Path) -> RunScores:
     """Read a results file written by ``rag-eval evaluate`` and classify its metrics.
 
@@ -206,6 +228,7 @@ def read_run_scores(path: Path) -> RunScores:
             f"rag-eval evaluate writes. {_RESULTS_FIX}",
             sheet.path,
         )
+    sheet = with_current_column_names(sheet)
     return build_run_scores(str(path), sheet.headers, sheet.rows, summary=sheet.summary)
 
 

@@ -2,11 +2,12 @@
 
 A request's role is read from its output schema's top-level property names (the contract
 of issue 10): ``claims``, ``verdicts``, ``contexts``, ``statements``, ``attributions``,
-``questions``, ``score`` (a direct rating), ``correctness`` (G-Eval), ``label`` (classify),
-``is_matching`` (match), ``criteria`` (rubric); anything else is the precision/recall/
-accuracy ``judge``. Default answers are read from the tagged texts of the request: claims
-are the answer's sentences and all supported, every context is relevant, statements are the
-ground truth's sentences and all attributed, a rubric criterion gets its scale's top score.
+``questions``, ``score`` (a direct rating), ``correctness`` (factual accuracy), ``label``
+(classify), ``is_matching`` (match), ``criteria`` (rubric); anything else is the precision/
+recall/accuracy ``judge``. Default answers are read from the tagged texts of the request:
+claims are the answer's sentences and all supported, every context is relevant, statements
+are the ground truth's sentences and all attributed, an answer is never noncommittal, a
+rubric criterion gets its scale's top score.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ STATEMENTS = "statements"
 ATTRIBUTIONS = "attributions"
 QUESTIONS = "questions"
 RATING = "score"
-GEVAL = "correctness"
+FACTUAL_ACCURACY = "correctness"
 LABEL = "label"
 MATCH = "is_matching"
 CRITERIA = "criteria"
@@ -36,7 +37,7 @@ ROLES = (
     STATEMENTS,
     ATTRIBUTIONS,
     QUESTIONS,
-    GEVAL,
+    FACTUAL_ACCURACY,
     LABEL,
     MATCH,
     CRITERIA,
@@ -107,11 +108,11 @@ def default_answer(role: str, body: dict[str, Any], user_message: str, system: s
     if role == QUESTIONS:
         answer = tag_text(user_message, "rag_answer") or ""
         asked = [f"What does this say: {sentence.rstrip('.!?')}?" for sentence in sentences(answer)]
-        return {"questions": (asked * 3)[:3]}
+        return questions_answer((asked * 3)[:3])
     if role == RATING:
-        return {"reasoning": "The answer addresses the question directly.", "score": 1.0}
-    if role == GEVAL:
-        return geval_answer()
+        return rating_answer(1.0)
+    if role == FACTUAL_ACCURACY:
+        return factual_accuracy_answer()
     if role == LABEL:
         return {"reasoning": "The answer agrees with the ground truth.", "label": "CORRECT"}
     if role == MATCH:
@@ -121,16 +122,31 @@ def default_answer(role: str, body: dict[str, Any], user_message: str, system: s
     return None
 
 
+def questions_answer(questions: list[str], *, noncommittal: bool = False) -> dict[str, Any]:
+    """An answer-relevance questions reply (the fake's default: committal)."""
+    return {"questions": questions, "noncommittal": noncommittal}
+
+
+def rating_answer(
+    score: float,
+    *,
+    noncommittal: bool = False,
+    reasoning: str = "The answer addresses the question directly.",
+) -> dict[str, Any]:
+    """A direct answer-relevance rating (the fake's default: 1.0, committal)."""
+    return {"reasoning": reasoning, "noncommittal": noncommittal, "score": score}
+
+
 def _top_score(name: str, scale: str) -> dict[str, Any]:
     found = _RANGE.fullmatch(scale)
     top = int(found.group(2)) if found else 1
     return {"name": html.unescape(name), "reasoning": "Meets the criterion fully.", "score": top}
 
 
-def geval_answer(
+def factual_accuracy_answer(
     correctness: int = 90, completeness: int = 80, consistency: int = 100, confidence: int = 85
 ) -> dict[str, Any]:
-    """A G-Eval reply (the fake's default: 0.5*90 + 0.3*80 + 0.2*100 = 89, grade A)."""
+    """A factual-accuracy reply (the fake's default: 0.5*90 + 0.3*80 + 0.2*100 = 89, grade A)."""
     return {
         "correctness": {"reasoning": "The facts agree.", "score": correctness},
         "completeness": {"reasoning": "The key points are there.", "score": completeness},

@@ -1,4 +1,4 @@
-"""How much of a golden chunk a retrieved chunk covers: ROUGE-L recall on rouge-score's tokens.
+"""How much of a golden chunk a retrieved chunk covers: ROUGE-L recall on Unicode words.
 
 ROUGE-L recall of golden chunk g against retrieved chunk r is LCS(g, r) / |g|, the longest
 common token subsequence over the golden chunk's token count: 1 when r holds all of g's
@@ -9,16 +9,15 @@ settings (no stemming), and 0 when either text has no token.
 Why not call ``RougeScorer.score`` for each pair: it tokenizes both texts on every call and
 computes the LCS with a pure-Python table, O(|g|·|r|) interpreted steps. A run of 10,000
 questions with 10 retrieved and 3 golden chunks of ~200 words is 300,000 pairs: hours.
-Here each distinct chunk is tokenized once, with rouge-score's own tokenizer
-(``rouge_score.tokenize.tokenize``: lowercase, runs of characters other than ASCII letters
-and digits split words), its tokens are coded as one character each, and the LCS length
-comes from rapidfuzz's bit-parallel ``LCSseq`` (C++), so a pair costs microseconds. Tests
-check the result against ``RougeScorer`` on hand-worked cases and random texts.
+Here each distinct chunk is tokenized once, with the tokenizer the overlap family's ROUGE
+uses without its stemmer (``core/unicode_tokens.word_tokens``: rouge-score's own on ASCII
+text, and the words of every other script, one token per character where words are not
+spaced), its tokens are coded as one character each, and the LCS length comes from
+rapidfuzz's bit-parallel ``LCSseq`` (C++), so a pair costs microseconds. Tests check the
+result against ``RougeScorer`` (with that tokenizer) on hand-worked cases and random texts.
 
 No stemming: chunks of the same documents share their words as written, and rouge-score's
 stemmer (nltk's Porter) would add seconds of ``import nltk`` to every retrieval run.
-rouge-score keeps only ASCII letters and digits, so text in other scripts has no token
-and covers nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rapidfuzz.distance import LCSseq
-from rouge_score.tokenize import tokenize
+
+from rag_evaluator.core.unicode_tokens import word_tokens
 
 # Token codes skip the surrogate range, which is not text.
 _SURROGATES_START = 0xD800
@@ -53,10 +53,10 @@ class ChunkTokens:
         self._chunks: dict[str, str] = {}
 
     def encode(self, text: str) -> str:
-        """The chunk's rouge-score tokens, one character per token."""
+        """The chunk's tokens, one character per token."""
         encoded = self._chunks.get(text)
         if encoded is None:
-            encoded = "".join(map(self._codes.__getitem__, tokenize(text, None)))
+            encoded = "".join(map(self._codes.__getitem__, word_tokens(text)))
             self._chunks[text] = encoded
         return encoded
 

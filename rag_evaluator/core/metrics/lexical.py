@@ -17,17 +17,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+import regex
+
+from rag_evaluator.core import non_answers
+from rag_evaluator.core.citations import blank_citations, find_citations
+
 # A number: optional sign, optional "$", digits with optional thousands separators and
 # decimals, optional "%". The sign counts only when the dash is not glued to a word or to a
 # number before it: "C-1" is 1 and "5%-10%" is a range of 5 and 10, not 5 and -10.
 _NUMBER_PATTERN = r"(?:(?<![\w.%])-|(?<![\w.]))\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?"
-_TOKEN = re.compile(rf"(?P<number>{_NUMBER_PATTERN})|(?P<word>[^\W_]+)")
+# A word: letters, marks and digits of any script; in scripts written without spaces (Han,
+# kana, Thai...) each character is a word.
+_CHARACTER_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
+_WORD_PATTERN = (
+    rf"[{_CHARACTER_SCRIPTS}]\p{{M}}*|(?:(?![{_CHARACTER_SCRIPTS}])[\p{{L}}\p{{M}}\p{{N}}])+"
+)
+_TOKEN = regex.compile(rf"(?P<number>{_NUMBER_PATTERN})|(?P<word>{_WORD_PATTERN})")
 _NUMBER = re.compile(_NUMBER_PATTERN)
-_UPPER = "A-ZÀ-ÖØ-Þ"
-# A capitalised phrase: a capitalised word followed by capitalised words or numbers on the
-# same line ("Territory 118", "Rule C-1", "New York City").
-_CAPITALISED_PHRASE = re.compile(
-    rf"(?<![\w-])[{_UPPER}][\w'’-]*(?:[ \t]+(?:[{_UPPER}][\w'’-]*|\$?\d[\d,.]*%?))*"
+_CHARACTER_WORD = regex.compile(rf"[{_CHARACTER_SCRIPTS}]\p{{M}}*")
+_LETTERS = regex.compile(r"[\p{L}\p{M}]+")
+# A capitalised phrase: a capitalised word (an upper-case letter of any script) followed by
+# capitalised words or numbers on the same line ("Territory 118", "Rule C-1", "New York
+# City", "Красная Площадь").
+_CAPITALISED_PHRASE = regex.compile(
+    r"(?<![\w-])\p{Lu}[\w'’-]*(?:[ \t]+(?:\p{Lu}[\w'’-]*|\$?\d[\d,.]*%?))*"
 )
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d+[.)])[ \t]+(?P<text>\S.*)$", re.MULTILINE)
 # Where a list item's label ends: "* Rule C-1: territory definitions" is labelled "Rule C-1".
@@ -48,22 +61,9 @@ yourselves
 """
 STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
 
-# Seed 001's uncertainty phrases, matched in the case-folded answer as whole words, so that
-# "no data" does not fire on "no database" nor "unknown" on "unknowns".
-UNCERTAINTY_PHRASES = (
-    "i don't know",
-    "i do not know",
-    "unknown",
-    "not sure",
-    "cannot determine",
-    "no information",
-    "insufficient data",
-    "unable to answer",
-    "cannot answer",
-    "don't have enough information",
-    "not available",
-    "no data",
-)
+# Seed 001's uncertainty phrases; dont_know also finds the abstentions and refusals of
+# ``core/non_answers`` (the one list every "does it give up?" check reads).
+UNCERTAINTY_PHRASES = non_answers.SEED_UNCERTAINTY_PHRASES
 # Seed 001: a very short answer (under 10 characters) holding one of these is a non-answer.
 SHORT_NON_ANSWER_WORDS = ("unknown", "n/a", "none", "null")
 SHORT_ANSWER_LENGTH = 10
@@ -74,48 +74,43 @@ def _whole_words(phrases: Sequence[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
 
 
-_UNCERTAINTY = _whole_words(UNCERTAINTY_PHRASES)
 _SHORT_NON_ANSWER = _whole_words(SHORT_NON_ANSWER_WORDS)
 
-# Seed 000's source indicators; each distinct indicator found counts once. "from" is one of
-# them only where it introduces a source ("from the handbook", "from page 4"): as plain prose
-# ("launched from Sriharikota") it is in nearly every answer and would reward none.
+# Seed 000's source indicators; each distinct indicator found counts once. Words that are
+# common in prose count only where they point at a source: "from" and "based on" followed
+# by a source ("from the handbook", "based on the provided documents", "from page 4"), not
+# "launched from Sriharikota" or "based on five factors"; "page" with its number ("page 4",
+# "p. 4"); "document" and "pdf" with a number, a file name or a word that makes them the
+# source ("Document 2", "handbook.pdf", "the provided documents", "this PDF"), not "bring
+# your documents".
+_SOURCE_DETERMINERS = (
+    r"(?:the|this|that|these|those|a|an|our|your|its|their|provided|given|attached|above|"
+    r"following|retrieved|cited|same|relevant|official|original|available)"
+)
+_SOURCE_NOUNS = (
+    r"(?:sources?|documents?|docs?|contexts?|passages?|excerpts?|references?|citations?|"
+    r"records?|pdfs?|files?|manuals?|handbooks?|reports?|articles?|knowledge\s+base|"
+    r"documentation|guidelines?|polic(?:y|ies)|text)"
+)
+_LOCATOR = r"(?:table|page|pp?\.|section|chapter|figure|fig\.|appendix)\s*(?:\d|[a-z]\b)"
+_POINTS_AT_SOURCE = rf"(?:{_SOURCE_DETERMINERS}\s+){{0,2}}(?:{_SOURCE_NOUNS}\b|{_LOCATOR})"
+_MAKES_IT_THE_SOURCE = (
+    r"(?:this|these|provided|given|attached|above|retrieved|cited|source|reference|"
+    r"referenced|original|same|supplied)"
+)
 SOURCE_INDICATORS: dict[str, re.Pattern[str]] = {
     "source:": re.compile(r"\bsource\s*:", re.IGNORECASE),
     "table:": re.compile(r"\btable\s*:", re.IGNORECASE),
-    "page": re.compile(r"\bpages?\b", re.IGNORECASE),
-    "document": re.compile(r"\bdocuments?\b", re.IGNORECASE),
-    "pdf": re.compile(r"\bpdfs?\b", re.IGNORECASE),
-    "according to": re.compile(r"\baccording\s+to\b", re.IGNORECASE),
-    "based on": re.compile(r"\bbased\s+on\b", re.IGNORECASE),
-    "from": re.compile(
-        r"\bfrom\s+(?:(?:the|this|that|these|those|a|an|our|your|its|their|provided|given|"
-        r"attached|above|following|retrieved|cited|same|relevant|official|original)\s+){0,2}"
-        r"(?:(?:sources?|documents?|docs?|contexts?|passages?|excerpts?|references?|"
-        r"citations?|records?|pdfs?|files?|manuals?|handbooks?|reports?|articles?|"
-        r"knowledge\s+base)\b"
-        r"|(?:table|page|pp?\.|section|chapter|figure|fig\.|appendix)\s*(?:\d|[a-z]\b))",
+    "page": re.compile(r"\b(?:pages?\s*\d|pp?\.\s*\d)", re.IGNORECASE),
+    "document": re.compile(
+        rf"\b(?:documents?\s*(?:[#:]|no\.|\d)|{_MAKES_IT_THE_SOURCE}\s+documents?\b)",
         re.IGNORECASE,
     ),
+    "pdf": re.compile(rf"(?:\w\.pdf\b|\b{_MAKES_IT_THE_SOURCE}\s+pdfs?\b)", re.IGNORECASE),
+    "according to": re.compile(r"\baccording\s+to\b", re.IGNORECASE),
+    "based on": re.compile(rf"\bbased\s+on\s+{_POINTS_AT_SOURCE}", re.IGNORECASE),
+    "from": re.compile(rf"\bfrom\s+{_POINTS_AT_SOURCE}", re.IGNORECASE),
 }
-# Citation markers: reference numbers in square brackets ("[1]", "[2, 3]", "[4-6]", "[^1]"),
-# a source label with an id in square brackets or parentheses ("[ID:3]", "[doc2]",
-# "[Source 1]", "(Source: Employee Handbook, p. 4)"), full-width brackets ("【1】",
-# "【4:0†source】") and ragflow's older "##3$$". A label needs a colon or a number after it,
-# so that prose in parentheses ("(context matters)") is not a citation.
-_SOURCE_LABEL = (
-    r"(?:id|docs?|documents?|sources?|src|refs?|references?|chunks?|contexts?|passages?|"
-    r"citations?|cite)"
-)
-_CITATION_MARKER = re.compile(
-    r"\[\s*(?P<numbers>\^?\d{1,4}(?:\s*[,;]\s*\^?\d{1,4})*)\s*\]"
-    r"|\[\s*(?P<range>\d{1,4}\s*[-–]\s*\d{1,4})\s*\]"
-    rf"|\[\s*(?P<square>{_SOURCE_LABEL}(?:\s*:\s*[^\[\]\n]{{1,120}}?|\s*[#.]?\s*\d[\w.-]*))\s*\]"
-    rf"|\(\s*(?P<round>{_SOURCE_LABEL}(?:\s*:\s*[^()\n]{{1,120}}?|\s*[#.]?\s*\d[\w.-]*))\s*\)"
-    r"|【(?P<lenticular>[^】\n]{1,120})】"
-    r"|##(?P<ragflow>\d{1,4})\$\$",
-    re.IGNORECASE,
-)
 CITATIONS_FOR_FULL_SCORE = 3
 
 KEYWORD_MIN_LETTERS = 4
@@ -144,7 +139,8 @@ def parse_number(text: str) -> Decimal | None:
 
 
 def tokenize(text: str) -> list[Token]:
-    """Words (case-folded) and numbers (as values) of ``text``, in order."""
+    """Words (case-folded; one per character in scripts without spaces) and numbers (as
+    values) of ``text``, in order."""
     tokens: list[Token] = []
     for match in _TOKEN.finditer(_normalise_text(text)):
         number_text = match.group("number")
@@ -187,15 +183,36 @@ def _is_content_word(token: Token) -> bool:
     return (
         isinstance(token, str)
         and len(token) >= KEYWORD_MIN_LETTERS
-        and token.isalpha()
+        and _LETTERS.fullmatch(token) is not None
         and token not in STOP_WORDS
     )
 
 
+def _is_character_word(token: Token) -> bool:
+    return isinstance(token, str) and _CHARACTER_WORD.fullmatch(token) is not None
+
+
+def _character_bigrams(tokens: Sequence[Token]) -> list[tuple[Token, ...]]:
+    """The keywords of text in scripts without spaces: each pair of neighbouring
+    characters of a run (a run of one character is its own keyword)."""
+    keywords: list[tuple[Token, ...]] = []
+    run: list[Token] = []
+    for token in [*tokens, ""]:
+        if _is_character_word(token):
+            run.append(token)
+            continue
+        if len(run) == 1:
+            keywords.append((run[0],))
+        keywords += [tuple(run[index : index + 2]) for index in range(len(run) - 1)]
+        run = []
+    return keywords
+
+
 def extract_keywords(text: str) -> Keywords:
     """Seed 000's keywords: capitalised phrases, numbers (with $ or %), and words of 4+ letters
-    that are not stop words. Leading stop words are dropped from a phrase ("The Territory 118"
-    -> "Territory 118"); duplicates are kept once."""
+    that are not stop words; in scripts written without spaces (Chinese, Japanese, Thai...),
+    each pair of neighbouring characters. Leading stop words are dropped from a phrase ("The
+    Territory 118" -> "Territory 118"); duplicates are kept once."""
     found: dict[tuple[Token, ...], None] = {}
     for match in _CAPITALISED_PHRASE.finditer(_normalise_text(text)):
         phrase = tokenize(match.group(0))
@@ -203,9 +220,12 @@ def extract_keywords(text: str) -> Keywords:
             phrase = phrase[1:]
         if phrase:
             found[tuple(phrase)] = None
-    for token in tokenize(text):
+    tokens = tokenize(text)
+    for token in tokens:
         if _is_number(token) or _is_content_word(token):
             found[(token,)] = None
+    for bigram in _character_bigrams(tokens):
+        found[bigram] = None
     return Keywords(tuple(found))
 
 
@@ -259,41 +279,32 @@ def completeness_from_coverage(
 
 
 def citation_markers(answer: str) -> set[str]:
-    """The distinct citation markers of ``answer``, compared without case or spaces; a
-    bracket listing several reference numbers ("[2, 3]") cites each of them."""
-    markers: set[str] = set()
-    for match in _CITATION_MARKER.finditer(answer):
-        numbers = match.group("numbers")
-        if numbers is not None:
-            markers.update(
-                f"[{number.strip().lstrip('^')}]" for number in re.split(r"[,;]", numbers)
-            )
-            continue
-        key = "".join(match.group(0).casefold().split())
-        markers.add(key.replace("##", "[id:").replace("$$", "]") if key.startswith("##") else key)
-    return markers
+    """The distinct citation markers of ``answer`` (``core/citations``), compared without
+    case or spaces; a bracket listing several reference numbers ("[2, 3]") cites each."""
+    return {citation.key for citation in find_citations(answer)}
 
 
 def citation_quality(answer: str) -> float:
     """Distinct source indicators in the answer divided by 3, capped at 1.
 
     Indicators: each distinct citation marker ("[ID:3]", "[1]", "[doc2]", "(Source: ...)"),
-    and seed 000's words and phrases found in the text outside the markers (a marker is one
-    citation, whatever words it holds).
+    and seed 000's words and phrases where they point at a source, found in the text
+    outside the markers (a marker is one citation, whatever words it holds).
     """
     markers = citation_markers(answer)
-    prose = _CITATION_MARKER.sub(" ", answer)
+    prose = blank_citations(answer)
     words = sum(1 for pattern in SOURCE_INDICATORS.values() if pattern.search(prose))
     return min((len(markers) + words) / CITATIONS_FOR_FULL_SCORE, 1.0)
 
 
 def dont_know(answer: str) -> float:
-    """1.0 when the answer admits it does not know (seed 001's phrases, as whole words), or
-    is shorter than 10 characters and says ``unknown``, ``n/a``, ``none`` or ``null``; else
+    """1.0 when the answer admits it does not know or declines to answer (seed 001's
+    phrases and the abstentions and refusals of ``core/non_answers``, as whole words), or is
+    shorter than 10 characters and says ``unknown``, ``n/a``, ``none`` or ``null``; else
     0.0."""
-    folded = " ".join(_normalise_text(answer).casefold().split())
-    if _UNCERTAINTY.search(folded):
+    if non_answers.non_answer_phrase(answer) is not None:
         return 1.0
+    folded = non_answers.folded(answer)
     if len(folded) < SHORT_ANSWER_LENGTH and _SHORT_NON_ANSWER.search(folded):
         return 1.0
     return 0.0

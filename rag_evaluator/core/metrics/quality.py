@@ -13,7 +13,9 @@ empty answer, which not_empty already fails:
   out-of-range number fails. Does not apply when no context was retrieved and the answer
   cites nothing (there is nothing it could cite).
 - no_fallback: none of the fallback phrases occurs, case-folded, whitespace collapsed, as
-  whole words. Does not apply when the phrase list is empty (the check is turned off).
+  whole words; by default the phrases are seed 002's and the abstentions and refusals of
+  ``core/non_answers`` (an answer that gives up fails). Does not apply when the phrase
+  list is empty (the check is turned off).
 - retrieval_score: every retrieval score is at least the minimum. Does not apply when no
   score is reported (an empty list).
 - list_format: a question asking for a list (``LIST_QUESTION``) gets at least two markdown
@@ -28,20 +30,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rag_evaluator.core import non_answers
+from rag_evaluator.core.citations import find_citations
 from rag_evaluator.core.metrics.lexical import list_items
 
-# Seed 002's fallback phrase ("Unable to generate") and the issue's, plus the usual ways a
-# model says it will not or cannot produce the answer. "I don't know" is not among them: an
-# abstention is the lexical family's dont_know, not a generation failure.
-DEFAULT_FALLBACK_PHRASES = (
-    "Unable to generate",
-    "As an AI",
-    "As a language model",
-    "I cannot answer",
-    "I can't answer",
-    "I am unable to answer",
-    "I'm unable to answer",
-)
+# Seed 002's fallback phrase ("Unable to generate"), the AI disclaimers and cannot-answer
+# phrases; by default the check also fails every abstention and refusal of
+# ``core/non_answers`` ("I do not have specific information", "this model is unable to
+# respond"): an answer that gives up is a fallback, whatever its words.
+DEFAULT_FALLBACK_PHRASES = non_answers.SEED_FALLBACK_PHRASES
 DEFAULT_MIN_RETRIEVAL_SCORE = 0.5
 # A list answer has at least this many list items: one bullet is not a list.
 MIN_LIST_ITEMS = 2
@@ -56,11 +53,6 @@ PASS = "quality_pass"
 FAILURES = "Quality Failures"
 CHECKS = (NOT_EMPTY, HAS_CONTEXTS, CITATIONS, NO_FALLBACK, RETRIEVAL_SCORE, LIST_FORMAT)
 
-# Reference numbers in square brackets: "[1]", "[2, 3]", "[2;3]", "[^4]" and ranges "[4-6]".
-_CITATION = re.compile(
-    r"\[\s*(?P<numbers>\^?\d{1,9}(?:\s*[,;]\s*\^?\d{1,9})*)\s*\]"
-    r"|\[\s*(?P<first>\d{1,9})\s*[-–]\s*(?P<last>\d{1,9})\s*\]"
-)
 _WORDS_OF_A_SENTENCE = r"[^.?!\n]*"
 # A question asks for a list when it says so ("list", "enumerate", "itemise"), asks for
 # steps (or step by step), asks "which ... are/were" in one sentence, or asks to "name"
@@ -71,37 +63,47 @@ LIST_QUESTION = re.compile(
     r"|\bname\s+(?:all|some|several|the\s+main|\d+|two|three|four|five|six|seven|eight|nine|ten)\b",
     re.IGNORECASE,
 )
-_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
-
-
-def _folded(text: str) -> str:
-    return " ".join(text.translate(_APOSTROPHES).casefold().split())
 
 
 @dataclass(frozen=True)
 class FallbackPhrases:
-    """Fallback phrases compiled once: whole words, case-folded, whitespace collapsed."""
+    """Fallback phrases compiled once: whole words, case-folded, whitespace collapsed.
+
+    ``FallbackPhrases.of(phrases)`` holds exactly the phrases given (``--fallback-phrases``
+    replaces the defaults); ``DEFAULT_FALLBACKS`` holds the default phrases and the
+    abstention and refusal patterns of ``core/non_answers``.
+    """
 
     phrases: tuple[str, ...]
     pattern: re.Pattern[str] | None
 
     @classmethod
-    def of(cls, phrases: Sequence[str]) -> FallbackPhrases:
-        folded = tuple(dict.fromkeys(_folded(phrase) for phrase in phrases if phrase.strip()))
-        if not folded:
+    def of(cls, phrases: Sequence[str], extra_patterns: Sequence[str] = ()) -> FallbackPhrases:
+        folded = tuple(
+            dict.fromkeys(non_answers.folded(phrase) for phrase in phrases if phrase.strip())
+        )
+        alternatives = [re.escape(phrase) for phrase in folded] + list(extra_patterns)
+        if not alternatives:
             return cls((), None)
-        alternatives = "|".join(re.escape(phrase) for phrase in folded)
-        return cls(folded, re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)"))
+        return cls(folded, re.compile(rf"(?<!\w)(?:{'|'.join(alternatives)})(?!\w)"))
+
+    @classmethod
+    def for_option(cls, phrases: Sequence[str]) -> FallbackPhrases:
+        """The detector for ``--fallback-phrases``: the defaults (with the non-answer
+        patterns) when the phrases are the default ones, else exactly the phrases given."""
+        if tuple(phrases) == DEFAULT_FALLBACK_PHRASES:
+            return DEFAULT_FALLBACKS
+        return cls.of(phrases)
 
     def found_in(self, text: str) -> str | None:
         """The first fallback phrase in ``text`` (folded), or ``None``."""
         if self.pattern is None:
             return None
-        found = self.pattern.search(_folded(text))
+        found = self.pattern.search(non_answers.folded(text))
         return None if found is None else found.group(0)
 
 
-DEFAULT_FALLBACKS = FallbackPhrases.of(DEFAULT_FALLBACK_PHRASES)
+DEFAULT_FALLBACKS = FallbackPhrases.of(DEFAULT_FALLBACK_PHRASES, non_answers.NON_ANSWER_PATTERNS)
 
 
 def parse_phrase_list(raw: str) -> tuple[str, ...]:
@@ -114,16 +116,10 @@ def _flag(passed: bool) -> int:
 
 
 def cited_numbers(answer: str) -> list[int]:
-    """The reference numbers the answer cites in square brackets, in order (a range
-    "[4-6]" gives its two ends: every number between them is in range when they are)."""
-    numbers: list[int] = []
-    for match in _CITATION.finditer(answer):
-        listed = match.group("numbers")
-        if listed is not None:
-            numbers += [int(part.strip().lstrip("^")) for part in re.split(r"[,;]", listed)]
-        else:
-            numbers += [int(match.group("first")), int(match.group("last"))]
-    return numbers
+    """The context numbers the answer's citations point to, in order, counted from 1
+    (``core/citations``: "[2]" is 2, ragflow's "[ID:0]" is 1; a range "[4-6]" gives its two
+    ends, every number between them is in range when they are)."""
+    return [number for citation in find_citations(answer) for number in citation.contexts]
 
 
 def not_empty(answer: str) -> int:
@@ -142,9 +138,12 @@ def citations(answer: str, context_count: int, required: bool = True) -> int | N
     or no citation when there is no context or citations are not required."""
     if not answer.strip():
         return None
-    numbers = cited_numbers(answer)
-    if not numbers:
+    found = find_citations(answer)
+    if not found:
         return None if context_count == 0 or not required else 0
+    numbers = [number for citation in found for number in citation.contexts]
+    if context_count == 0:
+        return 0  # a citation with nothing retrieved cites nothing real
     return _flag(all(1 <= number <= context_count for number in numbers))
 
 
@@ -203,7 +202,7 @@ def assess_answer(
     phrases = (
         fallback_phrases
         if isinstance(fallback_phrases, FallbackPhrases)
-        else FallbackPhrases.of(fallback_phrases)
+        else FallbackPhrases.for_option(fallback_phrases)
     )
     checks: dict[str, int | None] = {
         NOT_EMPTY: not_empty(answer),

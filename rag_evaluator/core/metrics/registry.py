@@ -250,6 +250,11 @@ RETRIEVAL_METRICS: dict[str, MetricDefinition[RetrievalInputs]] = _table(
         undefined_reason=_NO_GOLDEN,
     ),
     MetricDefinition(
+        "context_precision",
+        lambda row: retrieval.average_precision(row.ranked),
+        needs=_RETRIEVAL_NEEDS,
+    ),
+    MetricDefinition(
         "mrr",
         lambda row: retrieval.reciprocal_rank(row.ranked),
         needs=_RETRIEVAL_NEEDS,

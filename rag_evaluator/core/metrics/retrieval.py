@@ -16,6 +16,8 @@ retrieved chunks):
   k chunks were retrieved, as the seed and trec_eval do)
 - R@k  = golden chunks matched within the first k / G
 - F1@k = 2·P·R / (P + R), 0 when both are 0
+- context precision = Σ_k rel_k·P@k / relevant retrieved chunks over the whole list (ragas's
+  rank-weighted context precision, offline), 0 when none is relevant
 - RR   = 1 / rank of the first relevant chunk, 0 when none is (the mean over questions is MRR)
 - nDCG@k with binary gains: DCG = Σ_{i≤k} gain_i / log2(i + 1), where gain_i is 1 when chunk
   i matches a golden chunk no earlier chunk matched; IDCG = Σ_{i≤min(G,k)} 1 / log2(i + 1)
@@ -37,6 +39,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rag_evaluator.core import judged_scores
 from rag_evaluator.core.metrics.chunk_overlap import ChunkTokens, recall_matrix
 from rag_evaluator.core.metrics.semantic import Vector, similarity_matrix
 from rag_evaluator.errors import UsageError
@@ -221,6 +224,15 @@ def f1_at_k(ranked: RankedMatches, k: int = DEFAULT_K) -> float | None:
     if precision + recall == 0:
         return 0.0
     return 2 * precision * recall / (precision + recall)
+
+
+def average_precision(ranked: RankedMatches) -> float:
+    """ragas's context precision without a model: over the whole ranked list, the mean of
+    P@k at each rank k holding a relevant chunk (``sum_k rel_k * P@k / relevant chunks``),
+    relevance being the matching mode's; 0 when no chunk is relevant or none was retrieved.
+    The same formula as the RAGAS family's ``ragas_context_precision``."""
+    value = judged_scores.ranked_context_precision([bool(matched) for matched in ranked.matches])
+    return 0.0 if value is None else value
 
 
 def reciprocal_rank(ranked: RankedMatches) -> float | None:

@@ -9,19 +9,19 @@ the evaluate run feeds with cosines it computed in one batched pass.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+from rag_evaluator.core import sentences as sentence_rules
+from rag_evaluator.core.unicode_tokens import contains_tokens, word_tokens
 
 Vector = Sequence[float]
 
 SUFFICIENCY_THRESHOLD = 0.5
 HALLUCINATION_THRESHOLD = 0.4
 
-# A sentence ends at ., ! or ? followed by whitespace (so "0.305%" and "$2.061" stay whole),
-# or at a line break.
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
-_HAS_WORD = re.compile(r"[^\W_]")
-_LIST_MARKER = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
+# Support given to a sentence found word for word in a context: it needs no embedding.
+CONTAINED_SUPPORT = 1.0
 
 
 def cosine_similarity(first: Vector, second: Vector) -> float:
@@ -42,14 +42,40 @@ def clip_unit(value: float) -> float:
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text``: split at sentence punctuation followed by space and at line
-    breaks; list markers are removed and pieces without a letter or digit dropped."""
-    sentences: list[str] = []
-    for piece in _SENTENCE_BREAK.split(text):
-        sentence = _LIST_MARKER.sub("", piece.strip()).strip()
-        if _HAS_WORD.search(sentence):
-            sentences.append(sentence)
-    return sentences
+    """The sentences of ``text`` (``core/sentences``: pysbd's boundaries, which keep "Dr.",
+    "e.g." and "2.5" inside a sentence, and line breaks); list markers are removed and pieces
+    without a letter or digit dropped."""
+    return sentence_rules.split_sentences(text)
+
+
+@lru_cache(maxsize=4096)
+def _context_words(context: str) -> tuple[str, ...]:
+    # Contexts repeat across the questions of a run; each is tokenized once.
+    return tuple(word_tokens(context))
+
+
+def contained_in_contexts(sentence: str, contexts: Sequence[str]) -> bool:
+    """Whether the sentence's words occur, contiguously and in order, in some context: the
+    sentence is then copied from it (case, punctuation and spacing aside) and is supported
+    whatever an embedding says. A sentence without words is contained nowhere."""
+    words = word_tokens(sentence)
+    return bool(words) and any(
+        contains_tokens(_context_words(context), words) for context in contexts
+    )
+
+
+def sentence_support(
+    sentences: Sequence[str],
+    contexts: Sequence[str],
+    best_cosines: Sequence[float | None],
+) -> tuple[float | None, ...]:
+    """Each sentence's support: ``CONTAINED_SUPPORT`` when a context contains it, else its
+    best context cosine (``None`` without a context). Extractive answers ("Wanda", "2010"),
+    which an embedding compares poorly with a long context, are supported by containment."""
+    return tuple(
+        CONTAINED_SUPPORT if contained_in_contexts(sentence, contexts) else cosine
+        for sentence, cosine in zip(sentences, best_cosines, strict=True)
+    )
 
 
 # --- scores from cosines (what the evaluate run uses) ---

@@ -13,6 +13,8 @@ Inputs (decisions documented in SPEC.md):
 - an empty list ``[]`` (the retriever returned nothing): faithfulness and context precision
   are empty, context recall is 0 (nothing could be recalled);
 - a blank answer: no claims (faithfulness 1) and answer relevance 0, without a call;
+- an answer the model calls noncommittal (evasive, vague, "I don't know"): answer relevance 0
+  whatever its questions or rating, as in ragas;
 - a blank ground truth: no statements (context recall 1), without a call.
 """
 
@@ -42,8 +44,13 @@ from rag_evaluator.core.tasks.base import (
 RAGAS_FAMILY = "ragas"
 
 FAITHFULNESS = "ragas_faithfulness"
+# ragas's context precision: rank-weighted (average precision over the ranked contexts).
 CONTEXT_PRECISION = "ragas_context_precision"
-CONTEXT_PRECISION_RANKED = "ragas_context_precision_ranked"
+# The share of contexts judged relevant, whatever their ranks (not ragas's definition).
+RELEVANT_CONTEXT_SHARE = "relevant_context_share"
+# Results files written before issue 22 named the rank-weighted precision so, and held the
+# share under ragas_context_precision (``legacy_columns`` renames them when read back).
+LEGACY_CONTEXT_PRECISION_RANKED = "ragas_context_precision_ranked"
 CONTEXT_RECALL = "ragas_context_recall"
 ANSWER_RELEVANCE = "ragas_answer_relevance"
 RELEVANCE_METHOD = "ragas_answer_relevance_method"
@@ -91,7 +98,7 @@ class RagasResult(FamilyResult):
     claim_count: int | None = None
     unsupported_claims: tuple[str, ...] = ()
     context_precision: float | None = None
-    context_precision_ranked: float | None = None
+    relevant_context_share: float | None = None
     context_count: int | None = None
     relevant_ranks: tuple[int, ...] = ()
     context_recall: float | None = None
@@ -99,6 +106,7 @@ class RagasResult(FamilyResult):
     attributed_count: int | None = None
     answer_relevance: float | None = None
     relevance_method: str | None = None
+    noncommittal: bool | None = None  # None when the model did not judge answer relevance
     generated_questions: tuple[str, ...] = ()
     ragas_score: float | None = None
     metric_errors: tuple[tuple[str, str], ...] = ()
@@ -130,11 +138,12 @@ class RagasFamily(JudgedFamily[RagasResult]):
     """RAGAS-style faithfulness, context precision, context recall and answer relevance."""
 
     name = RAGAS_FAMILY
-    version = 1
+    # 3: answer relevance zeroes noncommittal answers (issue 22).
+    version = 3
     columns = (
         FAITHFULNESS,
         CONTEXT_PRECISION,
-        CONTEXT_PRECISION_RANKED,
+        RELEVANT_CONTEXT_SHARE,
         CONTEXT_RECALL,
         ANSWER_RELEVANCE,
         RELEVANCE_METHOD,
@@ -144,7 +153,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
     metric_columns = (
         FAITHFULNESS,
         CONTEXT_PRECISION,
-        CONTEXT_PRECISION_RANKED,
+        RELEVANT_CONTEXT_SHARE,
         CONTEXT_RECALL,
         ANSWER_RELEVANCE,
         RAGAS_SCORE,
@@ -275,8 +284,8 @@ class RagasFamily(JudgedFamily[RagasResult]):
             return ragas_calls.verdicts_request(item.question, contexts, value)
         if metric == _CONTEXT_PRECISION:
             relevant = [judgement.relevant for judgement in value]
-            scoring.values[_CONTEXT_PRECISION] = judged_scores.context_precision(relevant)
-            scoring.values["ranked"] = judged_scores.ranked_context_precision(relevant)
+            scoring.values[_CONTEXT_PRECISION] = judged_scores.ranked_context_precision(relevant)
+            scoring.values["share"] = judged_scores.relevant_context_share(relevant)
             scoring.values["context_count"] = len(relevant)
             scoring.values["relevant_ranks"] = tuple(
                 judgement.index for judgement in value if judgement.relevant
@@ -290,20 +299,25 @@ class RagasFamily(JudgedFamily[RagasResult]):
             return ragas_calls.attributions_request(item.question, contexts, value)
         # Answer relevance: generated questions, or a direct rating.
         if request.purpose == "answer relevance rating":
-            scoring.values[_ANSWER_RELEVANCE] = value.score
-            scoring.values["relevance_method"] = METHOD_RATING
+            _take_rating(value, scoring)
             return None
+        generated: ragas_calls.GeneratedQuestions = value
         similarity = self.similarity
-        if similarity is None or not value:
+        if generated.noncommittal:
+            # ragas: a noncommittal answer scores 0 whatever its questions' similarity.
+            scoring.values[_ANSWER_RELEVANCE] = 0.0
+        elif similarity is None or not generated.questions:
             scoring.notes.append(
                 "no question could be generated from the answer: answer relevance was rated "
                 "directly"
             )
             return ragas_calls.rating_request(item.question, item.rag_answer)
-        cosines = list(similarity(item.question, value))
-        scoring.values[_ANSWER_RELEVANCE] = judged_scores.mean_cosine(cosines)
+        else:
+            cosines = list(similarity(item.question, generated.questions))
+            scoring.values[_ANSWER_RELEVANCE] = judged_scores.mean_cosine(cosines)
+        scoring.values["noncommittal"] = generated.noncommittal
         scoring.values["relevance_method"] = METHOD_EMBEDDINGS
-        scoring.values["generated_questions"] = tuple(value)
+        scoring.values["generated_questions"] = generated.questions
         return None
 
     def _second_answer(
@@ -325,8 +339,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
             scoring.values[_CONTEXT_RECALL] = judged_scores.context_recall(attributed)
             scoring.values["attributed_count"] = sum(attributed)
         else:
-            scoring.values[_ANSWER_RELEVANCE] = value.score
-            scoring.values["relevance_method"] = METHOD_RATING
+            _take_rating(value, scoring)
 
     def _result(self, scoring: _Scoring) -> RagasResult:
         values = scoring.values
@@ -341,7 +354,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
             claim_count=values.get("claim_count"),
             unsupported_claims=values.get("unsupported_claims", ()),
             context_precision=metrics[_CONTEXT_PRECISION],
-            context_precision_ranked=values.get("ranked"),
+            relevant_context_share=values.get("share"),
             context_count=values.get("context_count"),
             relevant_ranks=values.get("relevant_ranks", ()),
             context_recall=metrics[_CONTEXT_RECALL],
@@ -349,6 +362,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
             attributed_count=values.get("attributed_count"),
             answer_relevance=metrics[_ANSWER_RELEVANCE],
             relevance_method=values.get("relevance_method"),
+            noncommittal=values.get("noncommittal"),
             generated_questions=values.get("generated_questions", ()),
             ragas_score=composite,
             metric_errors=tuple(scoring.errors),
@@ -455,7 +469,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
         return [
             result.faithfulness,
             result.context_precision,
-            result.context_precision_ranked,
+            result.relevant_context_share,
             result.context_recall,
             result.answer_relevance,
             result.relevance_method or "",
@@ -467,7 +481,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
         return {
             FAITHFULNESS: result.faithfulness,
             CONTEXT_PRECISION: result.context_precision,
-            CONTEXT_PRECISION_RANKED: result.context_precision_ranked,
+            RELEVANT_CONTEXT_SHARE: result.relevant_context_share,
             CONTEXT_RECALL: result.context_recall,
             ANSWER_RELEVANCE: result.answer_relevance,
             RAGAS_SCORE: result.ragas_score,
@@ -490,7 +504,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
             "claim_count": result.claim_count,
             "unsupported_claims": list(result.unsupported_claims),
             "context_precision": result.context_precision,
-            "context_precision_ranked": result.context_precision_ranked,
+            "relevant_context_share": result.relevant_context_share,
             "context_count": result.context_count,
             "relevant_ranks": list(result.relevant_ranks),
             "context_recall": result.context_recall,
@@ -498,6 +512,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
             "attributed_count": result.attributed_count,
             "answer_relevance": result.answer_relevance,
             "relevance_method": result.relevance_method,
+            "noncommittal": result.noncommittal,
             "generated_questions": list(result.generated_questions),
             "ragas_score": result.ragas_score,
             "metric_errors": [list(pair) for pair in result.metric_errors],
@@ -513,7 +528,7 @@ class RagasFamily(JudgedFamily[RagasResult]):
             claim_count=result_json.optional_count(data["claim_count"]),
             unsupported_claims=result_json.texts(data["unsupported_claims"]),
             context_precision=result_json.optional_unit(data["context_precision"]),
-            context_precision_ranked=result_json.optional_unit(data["context_precision_ranked"]),
+            relevant_context_share=result_json.optional_unit(data["relevant_context_share"]),
             context_count=result_json.optional_count(data["context_count"]),
             relevant_ranks=tuple(result_json.count(rank) for rank in ranks),
             context_recall=result_json.optional_unit(data["context_recall"]),
@@ -521,12 +536,20 @@ class RagasFamily(JudgedFamily[RagasResult]):
             attributed_count=result_json.optional_count(data["attributed_count"]),
             answer_relevance=result_json.optional_unit(data["answer_relevance"]),
             relevance_method=result_json.optional_choice(data["relevance_method"], METHODS),
+            noncommittal=result_json.optional_flag(data["noncommittal"]),
             generated_questions=result_json.texts(data["generated_questions"]),
             ragas_score=result_json.optional_unit(data["ragas_score"]),
             metric_errors=result_json.pairs(data["metric_errors"]),
             notes=result_json.texts(data["notes"]),
             **common,
         )
+
+
+def _take_rating(rating: ragas_calls.RelevanceRating, scoring: _Scoring) -> None:
+    # ragas: a noncommittal answer scores 0 whatever the rating.
+    scoring.values[_ANSWER_RELEVANCE] = 0.0 if rating.noncommittal else rating.score
+    scoring.values["noncommittal"] = rating.noncommittal
+    scoring.values["relevance_method"] = METHOD_RATING
 
 
 def _shortened(text: str) -> str:
@@ -557,11 +580,16 @@ def details_text(result: RagasResult) -> str:
             f"context recall: {result.attributed_count or 0} of {result.statement_count} "
             "statements attributed"
         )
+    relevance = []
+    if result.noncommittal:
+        relevance.append("noncommittal (scored 0)")
     if result.generated_questions:
-        parts.append(
-            "answer relevance: questions "
+        relevance.append(
+            "questions "
             + "; ".join(f'"{_shortened(question)}"' for question in result.generated_questions)
         )
+    if relevance:
+        parts.append("answer relevance: " + "; ".join(relevance))
     return " | ".join(parts)
 
 

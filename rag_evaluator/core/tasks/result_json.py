@@ -29,6 +29,10 @@ def flag(value: Any) -> bool:
     raise ValueError("expected true or false")
 
 
+def optional_flag(value: Any) -> bool | None:
+    return None if value is None else flag(value)
+
+
 def count(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError("expected a whole number of at least 0")

@@ -1,4 +1,5 @@
-"""A family that asks one question of the model per RAG answer (G-Eval, classify, match).
+"""A family that asks one question of the model per RAG answer (factual accuracy, classify,
+match).
 
 Subclasses say what to send (``request``), what a usable answer becomes (``from_answer``),
 and optionally how a question is settled without a call (``shortcut``); the task, its

@@ -1,5 +1,8 @@
-"""G-Eval factual accuracy (seed 001): three criteria scored 0-100 by the model, weighted here
-(0.5 correctness + 0.3 completeness + 0.2 consistency) onto 0-1, and graded A-E."""
+"""Seed 001's factual accuracy: a fixed three-criterion rubric scored 0-100 by the model,
+weighted here (0.5 correctness + 0.3 completeness + 0.2 consistency) onto 0-1, and graded A-E.
+
+It is not G-Eval (criteria turned into evaluation steps, a probability-weighted score): the
+family was called ``geval`` before issue 22, and that name is still read (``LEGACY_NAME``)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_evaluator.core import answer_grading_calls, judged_scores
-from rag_evaluator.core.answer_grading_calls import GevalVerdict
+from rag_evaluator.core.answer_grading_calls import FactualAccuracyVerdict
 from rag_evaluator.core.records import EvaluationItem
 from rag_evaluator.core.requests import ModelRequest
 from rag_evaluator.core.summary import MetricValues, SummaryLine, unscored_line
@@ -17,7 +20,13 @@ from rag_evaluator.core.tasks import result_json
 from rag_evaluator.core.tasks.base import CellValue, FamilyResult, SummaryTally
 from rag_evaluator.core.tasks.single_call import SingleCallFamily
 
-GEVAL_FAMILY = "geval"
+FACTUAL_ACCURACY_FAMILY = "factual_accuracy"
+# The family's name before issue 22: still accepted by --metrics (with a warning) and read in
+# checkpoints and results files written then.
+LEGACY_NAME = "geval"
+# Every renamed model-judged family, old name -> today's (read by --metrics, checkpoints and
+# run fingerprints).
+RENAMED_FAMILIES = {LEGACY_NAME: FACTUAL_ACCURACY_FAMILY}
 
 FACTUAL_ACCURACY = "factual_accuracy"
 FACTUAL_GRADE = "factual_grade"
@@ -26,10 +35,13 @@ FACTUAL_COMPLETENESS = "factual_completeness"
 FACTUAL_CONSISTENCY = "factual_consistency"
 FACTUAL_CONFIDENCE = "factual_confidence"
 FACTUAL_REASONING = "factual_reasoning"
+# The summary row of the questions left unscored ("G-Eval Unscored" in older results files).
+UNSCORED_LABEL = "Factual Accuracy Unscored"
+LEGACY_UNSCORED_LABEL = "G-Eval Unscored"
 
 
 @dataclass(kw_only=True, slots=True)
-class GevalResult(FamilyResult):
+class FactualAccuracyResult(FamilyResult):
     """The three criterion scores (0-100, as the model gave them), the weighted accuracy on
     0-1 and its grade; all ``None`` for an unscored question."""
 
@@ -47,11 +59,12 @@ def _unit(score: int | None) -> float | None:
     return None if score is None else judged_scores.scaled(score, 0, 100)
 
 
-class GevalFamily(SingleCallFamily[GevalResult]):
-    """Factual accuracy of the answer against the ground truth, G-Eval style."""
+class FactualAccuracyFamily(SingleCallFamily[FactualAccuracyResult]):
+    """Factual accuracy of the answer against the ground truth (seed 001's three criteria)."""
 
-    name = GEVAL_FAMILY
-    version = 1
+    name = FACTUAL_ACCURACY_FAMILY
+    # 2: renamed from geval (issue 22); an entry cached under the old name is never reused.
+    version = 2
     columns = (
         FACTUAL_ACCURACY,
         FACTUAL_GRADE,
@@ -68,20 +81,22 @@ class GevalFamily(SingleCallFamily[GevalResult]):
         FACTUAL_CONSISTENCY,
     )
     reasoning_column = FACTUAL_REASONING
-    system_prompt = answer_grading_calls.GEVAL_PROMPT
-    schema = answer_grading_calls.GEVAL_SCHEMA
-    max_tokens = answer_grading_calls.GEVAL_MAX_TOKENS
+    system_prompt = answer_grading_calls.FACTUAL_ACCURACY_PROMPT
+    schema = answer_grading_calls.FACTUAL_ACCURACY_SCHEMA
+    max_tokens = answer_grading_calls.FACTUAL_ACCURACY_MAX_TOKENS
     reply_tokens = (250, 900)
 
     def request(self, item: EvaluationItem) -> ModelRequest:
-        return answer_grading_calls.geval_request(item.question, item.ground_truth, item.rag_answer)
+        return answer_grading_calls.factual_accuracy_request(
+            item.question, item.ground_truth, item.rag_answer
+        )
 
-    def from_answer(self, answer: Any) -> GevalResult:
-        verdict: GevalVerdict = answer
+    def from_answer(self, answer: Any) -> FactualAccuracyResult:
+        verdict: FactualAccuracyVerdict = answer
         accuracy = judged_scores.factual_accuracy(
             verdict.correctness.score, verdict.completeness.score, verdict.consistency.score
         )
-        return GevalResult(
+        return FactualAccuracyResult(
             correctness=verdict.correctness.score,
             completeness=verdict.completeness.score,
             consistency=verdict.consistency.score,
@@ -94,15 +109,15 @@ class GevalFamily(SingleCallFamily[GevalResult]):
     def identity(self) -> Mapping[str, Any]:
         return {
             **super().identity(),
-            "weights": judged_scores.GEVAL_WEIGHTS,
+            "weights": judged_scores.FACTUAL_ACCURACY_WEIGHTS,
             "grade_bands": judged_scores.GRADE_BANDS,
         }
 
-    def unscored(self, error: str, failure: str) -> GevalResult:
-        return GevalResult(error=error, failure=failure)
+    def unscored(self, error: str, failure: str) -> FactualAccuracyResult:
+        return FactualAccuracyResult(error=error, failure=failure)
 
-    def missing_answer(self, note: str) -> GevalResult:
-        return GevalResult(
+    def missing_answer(self, note: str) -> FactualAccuracyResult:
+        return FactualAccuracyResult(
             correctness=0,
             completeness=0,
             consistency=0,
@@ -113,7 +128,7 @@ class GevalFamily(SingleCallFamily[GevalResult]):
 
     # -- reporting ----------------------------------------------------------------------------
 
-    def cells(self, result: GevalResult | None) -> list[CellValue]:
+    def cells(self, result: FactualAccuracyResult | None) -> list[CellValue]:
         if result is None:
             return [""] * len(self.columns)
         values = self.metric_values(result)
@@ -127,7 +142,7 @@ class GevalFamily(SingleCallFamily[GevalResult]):
             result.reasoning,
         ]
 
-    def metric_values(self, result: GevalResult) -> Mapping[str, float | None]:
+    def metric_values(self, result: FactualAccuracyResult) -> Mapping[str, float | None]:
         return {
             FACTUAL_ACCURACY: result.accuracy,
             FACTUAL_CORRECTNESS: _unit(result.correctness),
@@ -135,15 +150,15 @@ class GevalFamily(SingleCallFamily[GevalResult]):
             FACTUAL_CONSISTENCY: _unit(result.consistency),
         }
 
-    def note_text(self, result: GevalResult) -> str:
+    def note_text(self, result: FactualAccuracyResult) -> str:
         return result.note or ""
 
-    def tally(self) -> GevalTally:
-        return GevalTally(self)
+    def tally(self) -> FactualAccuracyTally:
+        return FactualAccuracyTally(self)
 
     # -- checkpoint JSON ----------------------------------------------------------------------
 
-    def to_json(self, result: GevalResult) -> dict[str, Any]:
+    def to_json(self, result: FactualAccuracyResult) -> dict[str, Any]:
         return {
             "correctness": result.correctness,
             "completeness": result.completeness,
@@ -155,12 +170,12 @@ class GevalFamily(SingleCallFamily[GevalResult]):
             "note": result.note,
         }
 
-    def from_json(self, data: Mapping[str, Any], **common: Any) -> GevalResult:
+    def from_json(self, data: Mapping[str, Any], **common: Any) -> FactualAccuracyResult:
         scores = [
             result_json.optional_whole(data[name], 0, 100)
             for name in ("correctness", "completeness", "consistency")
         ]
-        return GevalResult(
+        return FactualAccuracyResult(
             correctness=scores[0],
             completeness=scores[1],
             consistency=scores[2],
@@ -173,16 +188,16 @@ class GevalFamily(SingleCallFamily[GevalResult]):
         )
 
 
-class GevalTally(SummaryTally[GevalResult]):
+class FactualAccuracyTally(SummaryTally[FactualAccuracyResult]):
     """Each criterion's mean, the count of each factual grade, and the unscored count."""
 
-    def __init__(self, family: GevalFamily) -> None:
+    def __init__(self, family: FactualAccuracyFamily) -> None:
         self.family = family
         self.values = {column: MetricValues() for column in family.metric_columns}
         self.grades: Counter[str] = Counter()
         self.unscored = 0
 
-    def add(self, result: GevalResult) -> None:
+    def add(self, result: FactualAccuracyResult) -> None:
         values = self.family.metric_values(result)
         for column, collected in self.values.items():
             collected.add(values[column])
@@ -195,5 +210,5 @@ class GevalTally(SummaryTally[GevalResult]):
         # No comma: the summary cell must stay unquoted.
         grades = " / ".join(f"{grade} {self.grades[grade]}" for grade in judged_scores.GRADES)
         lines.append(SummaryLine("Factual Grades", grades))
-        lines.append(unscored_line("G-Eval Unscored", self.unscored))
+        lines.append(unscored_line(UNSCORED_LABEL, self.unscored))
         return lines
