@@ -88,6 +88,7 @@ def test_notes_with_the_same_reason_and_questions_share_one_row() -> None:
             "precision_at_k",
             "recall_at_k",
             "f1_at_k",
+            "context_precision",
             "mrr",
             "ndcg_at_k",
             "hybrid_log_rank",
