@@ -5,7 +5,7 @@ with ``benchmarks/timing.py``:
 
 - bert-score's own ``BERTScorer.score`` in batches of 64: what the run did before the fix (a
   row's score then depends on the texts batched with it);
-- ``rag_evaluator.embeddings.BertScoreModel.score``: bert-score's embedding pass, batches of
+- ``rag_evaluator.offline.embeddings.BertScoreModel.score``: bert-score's embedding pass, batches of
   64, and greedy matching that excludes padding (what the run does now).
 
 Then prints how much the old batched scores differ from each pair scored alone. Run it by
@@ -23,7 +23,7 @@ import statistics
 from metrics_bench import alternate_wall_and_cpu, print_wall_and_cpu
 from timing import machine
 
-from rag_evaluator.embeddings import (
+from rag_evaluator.offline.embeddings import (
     BERTSCORE_BATCH_SIZE,
     DEFAULT_MODEL_BERTSCORE_LAYERS,
     default_model_path,

@@ -57,15 +57,15 @@ import numpy as np
 from rapidfuzz import fuzz, process
 from timing import Stats, alternate, format_ratio, format_stats, machine
 
-from rag_evaluator.core.matching import (
+from rag_evaluator.convert.matching import (
     DEFAULT_THRESHOLD,
     Confidence,
     assign_entries,
     best_candidates,
     normalise_question,
 )
-from rag_evaluator.core.rag_json_shapes import RagEntry
-from rag_evaluator.pipeline.convert import convert
+from rag_evaluator.convert.run import convert
+from rag_evaluator.convert.shapes import RagEntry
 
 TEMPLATES = (
     "How many {unit} of {benefit} do {group} get in {place}?",

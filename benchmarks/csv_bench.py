@@ -26,7 +26,7 @@ from pathlib import Path
 
 from timing import alternate, format_ratio, format_stats, machine
 
-from rag_evaluator.storage.tables import physical_lines, read_csv
+from rag_evaluator.inputs.tables import physical_lines, read_csv
 
 
 def write_answers(path: Path, rows: int, rng: random.Random) -> None:

@@ -112,7 +112,7 @@ def run_evaluate(
         sys.executable,
         "-c",
         "import resource, sys\n"
-        "from rag_evaluator.cli import main\n"
+        "from rag_evaluator.cli.app import main\n"
         "try:\n    main()\n"
         "finally:\n"
         "    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
@@ -216,8 +216,8 @@ def overhead(api: FakeApi, base: Path, quick: bool) -> None:
     print("\n2. The tool's own overhead per question (zero latency, no delay, one call each)")
     import anthropic
 
-    from rag_evaluator.core.prompts import DEFAULT_SYSTEM_PROMPT, build_user_message
-    from rag_evaluator.core.verdicts import VERDICT_SCHEMA
+    from rag_evaluator.families.judge.prompts import DEFAULT_SYSTEM_PROMPT, build_user_message
+    from rag_evaluator.families.judge.verdicts import VERDICT_SCHEMA
 
     api.set_latency(0.0)
     count = 200 if quick else 1000
@@ -275,12 +275,12 @@ def overhead(api: FakeApi, base: Path, quick: bool) -> None:
 
 def checkpoint_cost(base: Path) -> None:
     print("\n3. Checkpoint cost per question (append + fsync)")
-    from rag_evaluator.core.fingerprint import fingerprint_run
-    from rag_evaluator.core.judge_results import JudgeResult, Scores
-    from rag_evaluator.core.records import TokenUsage
-    from rag_evaluator.core.tasks.base import QuestionRecord
-    from rag_evaluator.core.tasks.judge import JudgeFamily
-    from rag_evaluator.storage.checkpoint import CheckpointHeader, CheckpointWriter
+    from rag_evaluator.families.base import QuestionRecord
+    from rag_evaluator.families.judge.family import JudgeFamily
+    from rag_evaluator.families.judge.results import JudgeResult, Scores
+    from rag_evaluator.inputs.records import TokenUsage
+    from rag_evaluator.llm.checkpoint.store import CheckpointHeader, CheckpointWriter
+    from rag_evaluator.llm.fingerprint import fingerprint_run
 
     families = {"judge": JudgeFamily("prompt", ("unclear",))}
     header = CheckpointHeader(
@@ -314,18 +314,18 @@ def checkpoint_cost(base: Path) -> None:
 
 def resume_start_up(base: Path) -> None:
     print("\n4. Resume start-up of a 100,000-question checkpoint (target: under 2 s)")
-    from rag_evaluator.core.fingerprint import fingerprint_run
-    from rag_evaluator.core.judge_results import JudgeResult, Scores
-    from rag_evaluator.core.records import TokenUsage
-    from rag_evaluator.core.tasks.base import QuestionRecord
-    from rag_evaluator.core.tasks.judge import JudgeFamily
-    from rag_evaluator.storage.checkpoint import (
+    from rag_evaluator.families.base import QuestionRecord
+    from rag_evaluator.families.judge.family import JudgeFamily
+    from rag_evaluator.families.judge.results import JudgeResult, Scores
+    from rag_evaluator.inputs.records import TokenUsage
+    from rag_evaluator.llm.checkpoint.store import (
         CheckpointHeader,
         CheckpointWriter,
         load_checkpoint,
         record_to_json,
         rewrite_checkpoint,
     )
+    from rag_evaluator.llm.fingerprint import fingerprint_run
 
     families = {"judge": JudgeFamily("prompt", ("unclear",))}
     count = 100_000

@@ -42,11 +42,11 @@ from collections.abc import Callable, Sequence
 
 from timing import Stats, alternate, format_ratio, format_stats, machine
 
-from rag_evaluator.core.metrics import lexical
-from rag_evaluator.core.metrics.registry import LEXICAL_METRICS, LexicalInputs
-from rag_evaluator.core.records import EvaluationItem
-from rag_evaluator.embeddings import load_text_embedder
+from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.metrics import MetricOptions, compute_offline_metrics, split_sentences
+from rag_evaluator.offline import lexical
+from rag_evaluator.offline.embeddings import load_text_embedder
+from rag_evaluator.offline.registry import LEXICAL_METRICS, LexicalInputs
 
 TOPICS = ["premium", "base rate", "deductible", "discount", "rate change", "coverage limit"]
 WORDS = [
@@ -331,7 +331,7 @@ def bench_long_contexts(rows: int, repeats: int) -> None:
 
 
 _LOAD_MODELS = (
-    "from rag_evaluator.embeddings import load_bert_scorer, load_text_embedder; "
+    "from rag_evaluator.offline.embeddings import load_bert_scorer, load_text_embedder; "
     "load_text_embedder(None); load_bert_scorer(None)"
 )
 
@@ -390,7 +390,7 @@ def _recalls_rouge_score(items: Sequence[EvaluationItem]) -> list[float]:
 
 
 def _recalls_tokenized_once(items: Sequence[EvaluationItem]) -> list[float]:
-    from rag_evaluator.core.metrics.chunk_overlap import ChunkTokens, rouge_l_recall
+    from rag_evaluator.offline.chunk_overlap import ChunkTokens, rouge_l_recall
 
     tokens = ChunkTokens()
     recalls: list[float] = []

@@ -43,14 +43,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from browser import DevToolsBrowser, devtools_browser
 
-from rag_evaluator.core.judge_results import JudgeResult, Scores, Vote
-from rag_evaluator.core.records import EvaluationItem, TokenUsage
-from rag_evaluator.core.result_rows import ResultRow
-from rag_evaluator.core.summary import RunFacts, build_summary
-from rag_evaluator.core.tasks.base import QuestionRecord
-from rag_evaluator.core.tasks.judge import JudgeFamily
-from rag_evaluator.pipeline.report import ReportRequest, build_report
-from rag_evaluator.storage.results import write_results
+from rag_evaluator.families.base import QuestionRecord
+from rag_evaluator.families.judge.family import JudgeFamily
+from rag_evaluator.families.judge.results import JudgeResult, Scores, Vote
+from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
+from rag_evaluator.report.run import ReportRequest, build_report
+from rag_evaluator.results.rows import ResultRow
+from rag_evaluator.results.summary import RunFacts, build_summary
+from rag_evaluator.results.writer import write_results
 
 OFFLINE_COLUMNS = [
     "exact_match",

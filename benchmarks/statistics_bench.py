@@ -24,12 +24,8 @@ import numpy as np
 from scipy import stats
 from timing import alternate, format_ratio, format_stats, machine
 
-from rag_evaluator.core.statistics import (
-    CONFIDENCE_LEVEL,
-    RESAMPLES,
-    paired_bootstrap,
-)
-from rag_evaluator.core.summary import format_mean
+from rag_evaluator.results.summary import format_mean
+from rag_evaluator.stats.statistics import CONFIDENCE_LEVEL, RESAMPLES, paired_bootstrap
 
 
 def _bca(values: list[float]) -> object:

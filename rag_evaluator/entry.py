@@ -12,7 +12,7 @@ EXIT_INTERRUPTED = 130
 def main() -> None:
     """Console-script entry point."""
     try:
-        from rag_evaluator.cli import main as run_cli
+        from rag_evaluator.cli.app import main as run_cli
 
         run_cli()
     except KeyboardInterrupt:

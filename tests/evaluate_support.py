@@ -18,7 +18,7 @@ import pexpect
 import pytest
 from typer.testing import CliRunner, Result
 
-from rag_evaluator.cli import app
+from rag_evaluator.cli.app import app
 
 # question number -> (question, ground truth, RAG answer)
 SAMPLE: dict[int, tuple[str, str, str]] = {

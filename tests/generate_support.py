@@ -69,8 +69,8 @@ def read_golden_set(directory: Path) -> GoldenSet:
 
 def document_text(docs: Path, name: str) -> str:
     """A document's text as generate reads it (the shared decoding; PDFs extracted)."""
-    from rag_evaluator.storage.documents import pdf_text
-    from rag_evaluator.storage.input_files import decode_text
+    from rag_evaluator.generate.reading import pdf_text
+    from rag_evaluator.inputs.files import decode_text
 
     path = docs / name
     data = path.read_bytes()

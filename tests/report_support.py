@@ -19,13 +19,13 @@ from datetime import datetime
 from html.parser import HTMLParser
 from pathlib import Path
 
-from rag_evaluator.core.judge_results import JudgeResult, Scores, Vote
-from rag_evaluator.core.records import EvaluationItem, TokenUsage
-from rag_evaluator.core.result_rows import ResultRow
-from rag_evaluator.core.summary import RunFacts, build_summary
-from rag_evaluator.core.tasks.base import QuestionRecord
-from rag_evaluator.core.tasks.judge import JudgeFamily
-from rag_evaluator.storage.results import write_results
+from rag_evaluator.families.base import QuestionRecord
+from rag_evaluator.families.judge.family import JudgeFamily
+from rag_evaluator.families.judge.results import JudgeResult, Scores, Vote
+from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
+from rag_evaluator.results.rows import ResultRow
+from rag_evaluator.results.summary import RunFacts, build_summary
+from rag_evaluator.results.writer import write_results
 
 HOSTILE = (
     "<script>window.__pwned = 1; alert('answer')</script> </td></tr></table> "

@@ -1,6 +1,6 @@
 """A scripted Anthropic API behind the client's own seam, for tests without HTTP.
 
-``ModelClient`` talks to the API only through a ``judge/transport.Transport``; ``ScriptedApi``
+``ModelClient`` talks to the API only through a ``llm/transport.Transport``; ``ScriptedApi``
 has the same methods and is handed to a real ``ModelClient`` in its place (the SDK and the
 HTTP layer are not touched). It answers with real SDK model objects (``Message``,
 ``MessageBatch``, ``MessageBatchIndividualResponse``, built with ``model_validate``) and raises
@@ -29,9 +29,9 @@ from anthropic.types.messages import MessageBatch, MessageBatchIndividualRespons
 from fakes import roles
 from fakes.anthropic_server import verdict
 
-from rag_evaluator.core.cost import call_cost
-from rag_evaluator.core.models import resolve_model
-from rag_evaluator.core.records import TokenUsage
+from rag_evaluator.inputs.records import TokenUsage
+from rag_evaluator.llm.cost import call_cost
+from rag_evaluator.llm.models import resolve_model
 
 HAIKU = resolve_model("haiku")
 BASE_URL = "https://api.scripted.invalid"

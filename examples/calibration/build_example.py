@@ -24,8 +24,8 @@ import re
 import sys
 from pathlib import Path
 
-from rag_evaluator.core.summary import SummaryLine, format_fraction
-from rag_evaluator.storage.tables import write_csv_atomic
+from rag_evaluator.inputs.tables import write_csv_atomic
+from rag_evaluator.results.summary import SummaryLine, format_fraction
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_SOURCE = (

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag_evaluator.core.metrics.lexical import (
+from rag_evaluator.offline.embeddings import load_bert_scorer, load_text_embedder
+from rag_evaluator.offline.lexical import (
     answer_completeness,
     citation_quality,
     dont_know,
@@ -39,15 +40,15 @@ from rag_evaluator.core.metrics.lexical import (
     list_items,
     number_match,
 )
-from rag_evaluator.core.metrics.overlap import bleu, rouge_f1
-from rag_evaluator.core.metrics.quality import (
+from rag_evaluator.offline.overlap import bleu, rouge_f1
+from rag_evaluator.offline.quality import (
     DEFAULT_FALLBACK_PHRASES,
     QualityAssessment,
     assess_answer,
     cited_numbers,
 )
-from rag_evaluator.core.metrics.registry import FAMILY_METRICS, OFFLINE_FAMILIES
-from rag_evaluator.core.metrics.retrieval import (
+from rag_evaluator.offline.registry import FAMILY_METRICS, OFFLINE_FAMILIES
+from rag_evaluator.offline.retrieval import (
     RankedMatches,
     average_precision,
     context_overlap,
@@ -80,7 +81,13 @@ from rag_evaluator.core.metrics.retrieval import (
     reciprocal_rank,
     similarity_matches,
 )
-from rag_evaluator.core.metrics.semantic import (
+from rag_evaluator.offline.runner import (
+    MetricOptions,
+    OfflineMetricsResult,
+    compute_offline_metrics,
+    families_with_inputs,
+)
+from rag_evaluator.offline.semantic import (
     HALLUCINATION_THRESHOLD,
     SUFFICIENCY_THRESHOLD,
     answer_correctness,
@@ -96,13 +103,6 @@ from rag_evaluator.core.metrics.semantic import (
     sentence_support,
     share_at_least_from_cosines,
     split_sentences,
-)
-from rag_evaluator.embeddings import load_bert_scorer, load_text_embedder
-from rag_evaluator.pipeline.metrics import (
-    MetricOptions,
-    OfflineMetricsResult,
-    compute_offline_metrics,
-    families_with_inputs,
 )
 
 

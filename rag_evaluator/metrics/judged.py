@@ -21,22 +21,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from rag_evaluator.core.records import EvaluationItem
-from rag_evaluator.core.requests import FailureKind
-from rag_evaluator.core.rubrics import Rubric
-from rag_evaluator.core.tasks.base import FamilyResult, JudgedFamily
-from rag_evaluator.core.tasks.classify import ClassifyFamily, ClassifyResult
-from rag_evaluator.core.tasks.factual_accuracy import FactualAccuracyFamily, FactualAccuracyResult
-from rag_evaluator.core.tasks.match import MatchFamily, MatchResult
-from rag_evaluator.core.tasks.ragas import RAGAS_METRICS, RagasFamily, RagasResult
-from rag_evaluator.core.tasks.rubric import RubricFamily, RubricResult
 from rag_evaluator.errors import JudgeQuestionError, JudgeTransientError
-from rag_evaluator.pipeline.item_tasks import judge_client, run_item
-from rag_evaluator.pipeline.judged_families import QuestionEmbeddings
-from rag_evaluator.storage import rubric_file
+from rag_evaluator.families.base import FamilyResult, JudgedFamily
+from rag_evaluator.families.grading.classify import ClassifyFamily, ClassifyResult
+from rag_evaluator.families.grading.factual_accuracy import (
+    FactualAccuracyFamily,
+    FactualAccuracyResult,
+)
+from rag_evaluator.families.grading.match import MatchFamily, MatchResult
+from rag_evaluator.families.item_tasks import judge_client, run_item
+from rag_evaluator.families.ragas.family import RAGAS_METRICS, RagasFamily, RagasResult
+from rag_evaluator.families.rubric import rubric_file
+from rag_evaluator.families.rubric.family import RubricFamily, RubricResult
+from rag_evaluator.families.rubric.rubrics import Rubric
+from rag_evaluator.families.setup import QuestionEmbeddings
+from rag_evaluator.inputs.records import EvaluationItem
+from rag_evaluator.llm.requests import FailureKind
 
 if TYPE_CHECKING:
-    from rag_evaluator.judge.client import ModelClient
+    from rag_evaluator.llm.client import ModelClient
 
 __all__ = [
     "classify_answer",

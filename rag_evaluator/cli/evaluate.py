@@ -1,0 +1,541 @@
+"""``rag-eval evaluate``: parse the options, run the pipeline, show what happened."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rag_evaluator.cli import console
+from rag_evaluator.cli.logs import configure_logging
+from rag_evaluator.cli.progress import RunConsole
+from rag_evaluator.errors import BudgetExhaustedError, QualityGateError, UsageError
+from rag_evaluator.evaluate.run import (
+    EvaluateRequest,
+    ProgressUpdate,
+    RunOutcome,
+    RunPlan,
+    run_evaluation,
+)
+from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
+from rag_evaluator.families.setup import AUTO, LlmFamilyOptions
+from rag_evaluator.inputs.selection import format_numbers
+from rag_evaluator.llm.cost import ESTIMATE_ASSUMES, dollar_range
+from rag_evaluator.llm.limits import DELAY_HELP
+from rag_evaluator.llm.models import DEFAULT_MODEL_ALIAS
+from rag_evaluator.offline.families import JUDGE_FAMILY, read_fallback_phrases
+from rag_evaluator.offline.quality import DEFAULT_FALLBACK_PHRASES
+from rag_evaluator.offline.runner import MetricOptions, not_applicable_rows
+from rag_evaluator.report.run import report_for_run
+from rag_evaluator.results.gates import describe_failures, parse_thresholds
+from rag_evaluator.results.groups import group_table
+from rag_evaluator.results.kinds import METRIC_KINDS
+from rag_evaluator.settings import load_settings
+from rag_evaluator.text.money import format_usd
+
+_DEFAULT_METRIC_OPTIONS = MetricOptions()
+_DEFAULT_REQUEST = EvaluateRequest(Path(), Path(), Path(), Path())
+
+EVALUATE_HELP = f"""Score every RAG answer: Claude judges precision, recall and accuracy (the
+judge family), and offline metric families (lexical, overlap, retrieval, semantic,
+quality) score beside it. More model-judged families on request: ragas, factual_accuracy,
+classify, match and rubric (--rubric FILE).
+
+\b
+Inputs (in the current folder unless given):
+  questions.csv      Question Number, Question
+  ground_truth.csv   Question Number, Ground Truth
+                     [+ Relevant Contexts (JSON list), Required Facts]
+  rag_answers.csv    Question Number, RAG Answer [+ Contexts (JSON list),
+                     Retrieval Scores (JSON list of numbers, one per context)]
+                     (write it from RAG JSON output with `rag-eval convert`)
+or one --dataset FILE (JSON, JSON Lines or CSV) holding all three per record.
+Extra columns of questions.csv (or fields of the dataset) such as Category are
+carried into the results; --group-by Category summarises each value.
+
+\b
+The judge needs ANTHROPIC_API_KEY, from the environment or a .env file here.
+Before paying it shows the estimated cost and asks "Proceed?" (--yes in
+scripts and CI). Every finished question is checkpointed: after a crash,
+Ctrl-C or kill, run the same command again and answer "Resume previous run?".
+Finished results are also kept in a response cache, so an unchanged answer is
+never paid for twice (--no-cache to call anyway).
+
+\b
+Exit codes: 0 all scored, 1 some questions unscored, 2 usage, input or API
+error (nothing lost: resume), 130 interrupted.
+Default model: {DEFAULT_MODEL_ALIAS}."""
+
+
+class ConsoleInteraction(RunConsole):
+    """The evaluate pipeline's questions and reports, on the terminal."""
+
+    def progress_details(self, update: ProgressUpdate) -> str:
+        rates = " ".join(
+            f"{metric[0].upper()} {ones * 100 // scored}%"
+            for metric, (ones, scored) in update.tallies.items()
+            if scored
+        )
+        return super().progress_details(update) + (f" · {rates}" if rates else "")
+
+    def show_plan(self, plan: RunPlan) -> None:
+        console.info("Input files:")
+        for file in plan.files:
+            console.info(f"  {file.label}: {file.path} ({file.question_count} questions)")
+        excluded = f" ({plan.excluded_count} left out)" if plan.excluded_count else ""
+        console.info(f"Questions to evaluate: {plan.question_count}{excluded}")
+        answered, answerable = plan.coverage
+        console.info(f"Coverage: {answered}/{answerable} questions answered")
+        if plan.limit is not None:
+            console.info(
+                f"Limit: the first {plan.selected_count} of {plan.question_count} questions "
+                "(--limit; run again without it to evaluate the rest)"
+            )
+        console.info(f"Metrics: {', '.join(plan.families.names())}")
+        if plan.reference_note:
+            console.info(plan.reference_note)
+        if plan.group_by is not None:
+            console.info(f"Grouped by: {plan.group_by}")
+        if plan.model is None:
+            return
+        for note in plan.family_notes:
+            console.info(note)
+        console.info(f"Model: {plan.model.model_id}")
+        console.info(f"Prompt: {plan.prompt_origin}")
+        if plan.seed_was_drawn:
+            console.info(f"Seed: {plan.seed} (repeat this order with --seed {plan.seed})")
+        else:
+            console.info(f"Seed: {plan.seed}")
+        if plan.resumed_count:
+            console.info(
+                f"Resuming: {plan.resumed_count} done, {plan.pending_count} still to evaluate"
+            )
+        if plan.cached_count:
+            console.info(f"From the response cache (no call): {plan.cached_count}")
+        if plan.no_information_count:
+            console.info(
+                f"Scored 1/1/1 without a call (answer and ground truth both say there is no "
+                f"information): {plan.no_information_count}"
+            )
+        if plan.missing_answer_count:
+            console.info(
+                f"Scored 0 without a call (no answer, --score-missing): {plan.missing_answer_count}"
+            )
+        if plan.too_long:
+            console.warning(
+                "Too long for the model's context window, left unscored without a call: "
+                f"question {format_numbers(plan.too_long, 10)}"
+            )
+        if plan.estimate is not None:
+            estimate = plan.estimate
+            how = []
+            if plan.batch:
+                how.append("Message Batches, 50% off")
+            elif plan.concurrency > 1:
+                how.append(f"{plan.concurrency} calls at a time")
+            if estimate.prompt_caching:
+                how.append("prompt caching")
+            extra = f"; {', '.join(how)}" if how else ""
+            console.info(
+                f"Estimated cost: {dollar_range(estimate.low_usd, estimate.high_usd)} "
+                f"({estimate.expected_calls_low} to {estimate.expected_calls_high} calls{extra})"
+            )
+            if len(estimate.families) > 1:
+                for family in estimate.families:
+                    console.info(f"  {family.describe()}")
+            console.info(f"  {ESTIMATE_ASSUMES}")
+            if plan.max_cost is not None:
+                console.info(f"Budget: stops before spending more than {format_usd(plan.max_cost)}")
+
+
+def check_dataset_options(dataset: Path | None, **files: Path | None) -> None:
+    """``--dataset`` replaces the three CSVs: giving one of them too is a usage error."""
+    given = [name.replace("_", "-") for name, path in files.items() if path is not None]
+    if dataset is not None and given:
+        raise UsageError(
+            f"--dataset replaces --{', --'.join(given)}: pass either one dataset file or the "
+            "CSV files, not both"
+        )
+
+
+def evaluate_command(
+    questions: Annotated[
+        Path | None,
+        typer.Option(
+            "--questions",
+            help="CSV with columns Question Number, Question (+ metadata columns such as "
+            "Category). Default: questions.csv.",
+        ),
+    ] = None,
+    ground_truth: Annotated[
+        Path | None,
+        typer.Option(
+            "--ground-truth",
+            help="CSV with columns Question Number, Ground Truth (+ optional Relevant "
+            "Contexts, Required Facts). Default: ground_truth.csv.",
+        ),
+    ] = None,
+    answers: Annotated[
+        Path | None,
+        typer.Option(
+            "--answers",
+            help="CSV with columns Question Number, RAG Answer (+ optional Contexts). "
+            "Default: rag_answers.csv.",
+        ),
+    ] = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option(
+            "--dataset",
+            help="One file instead of the three CSVs: a JSON list, JSON Lines or CSV of "
+            "records with question, reference and answer fields (ragas, deepeval, RAGChecker "
+            "or rag-eval names).",
+        ),
+    ] = None,
+    group_by: Annotated[
+        str | None,
+        typer.Option(
+            "--group-by",
+            help="A metadata column (e.g. Category): summary rows and a table per value.",
+        ),
+    ] = None,
+    model: Annotated[
+        str, typer.Option("--model", help="sonnet, haiku, opus, or a full Claude model id.")
+    ] = DEFAULT_MODEL_ALIAS,
+    prompt: Annotated[
+        Path | None,
+        typer.Option(
+            "--prompt",
+            help="System prompt file (default: ./evaluation_prompt.txt, else the built-in one).",
+        ),
+    ] = None,
+    metrics: Annotated[
+        str,
+        typer.Option(
+            "--metrics",
+            help="Comma list of metric families: judge, ragas, factual_accuracy, classify, "
+            "match, rubric (model-judged), lexical, overlap, retrieval, semantic, quality "
+            "(offline); or all (the judge and every offline family).",
+        ),
+    ] = JUDGE_FAMILY,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Answer yes to every prompt (scripts, CI).")
+    ] = False,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", min=0, help="Seed of the shuffled order (default: a fresh one)."),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            min=1,
+            help="Evaluate only the first N questions of the seeded order (a later run "
+            "without it resumes and does the rest).",
+        ),
+    ] = None,
+    score_missing: Annotated[
+        bool,
+        typer.Option(
+            "--score-missing",
+            help="Score a question that has no answer 0 on every judge metric (no call), "
+            "instead of leaving it out.",
+        ),
+    ] = False,
+    concurrency: Annotated[
+        int,
+        typer.Option("--concurrency", min=1, help="Calls in flight at once."),
+    ] = _DEFAULT_REQUEST.concurrency,
+    delay: Annotated[
+        float | None,
+        typer.Option("--delay", min=0.0, help=DELAY_HELP),
+    ] = _DEFAULT_REQUEST.delay_seconds,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help="Send the calls as Message Batches: half the price, results within hours.",
+        ),
+    ] = False,
+    batch_poll: Annotated[
+        float,
+        typer.Option("--batch-poll", min=0.01, help="Seconds between checks of a batch."),
+    ] = _DEFAULT_REQUEST.batch_poll_seconds,
+    cache: Annotated[
+        bool,
+        typer.Option(
+            "--cache/--no-cache",
+            help="Reuse results of identical earlier requests from the response cache.",
+        ),
+    ] = True,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            min=0.0,
+            help="Stop (resumable) before the spending would pass this many dollars.",
+        ),
+    ] = None,
+    exact_estimate: Annotated[
+        bool,
+        typer.Option(
+            "--exact-estimate",
+            help="Count input tokens with the API's free count_tokens endpoint.",
+        ),
+    ] = False,
+    max_retries: Annotated[
+        int,
+        typer.Option(
+            "--max-retries", min=0, help="Retries of a call after a transient API failure."
+        ),
+    ] = _DEFAULT_REQUEST.max_retries,
+    timeout: Annotated[
+        float,
+        typer.Option("--timeout", min=0.1, help="Seconds to wait for one API reply."),
+    ] = _DEFAULT_REQUEST.timeout_seconds,
+    hedge_phrases: Annotated[
+        str,
+        typer.Option(
+            "--hedge-phrases",
+            help="Comma list of phrases that trigger 3 consensus votes; empty turns it off.",
+        ),
+    ] = ",".join(DEFAULT_HEDGE_PHRASES),
+    output_dir: Annotated[
+        Path, typer.Option("--output-dir", help="Folder for the results file.")
+    ] = Path("Evaluation_Runs"),
+    write_json: Annotated[
+        bool,
+        typer.Option("--json", help="Also write the results as JSON beside the CSV."),
+    ] = False,
+    report: Annotated[
+        bool,
+        typer.Option(
+            "--report", help="Also write the HTML report beside the results (rag-eval report)."
+        ),
+    ] = False,
+    checkpoint_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--checkpoint-dir",
+            help="Folder for checkpoints (default: $RAG_EVAL_CHECKPOINT_DIR, else the user "
+            "state folder).",
+        ),
+    ] = None,
+    k: Annotated[
+        int, typer.Option("--k", min=1, help="Retrieval metrics: how many top contexts count.")
+    ] = _DEFAULT_METRIC_OPTIONS.k,
+    match: Annotated[
+        str,
+        typer.Option(
+            "--match",
+            help="Retrieval metrics: how contexts match: exact, similarity (embeddings) or "
+            "overlap (ROUGE-L recall of the golden chunk).",
+        ),
+    ] = _DEFAULT_METRIC_OPTIONS.match,
+    similarity_threshold: Annotated[
+        float,
+        typer.Option(
+            "--similarity-threshold",
+            min=0.0,
+            max=1.0,
+            help="Retrieval metrics with --match similarity: lowest cosine that matches.",
+        ),
+    ] = _DEFAULT_METRIC_OPTIONS.similarity_threshold,
+    overlap_threshold: Annotated[
+        float,
+        typer.Option(
+            "--overlap-threshold",
+            min=0.0,
+            max=1.0,
+            help="Retrieval metrics with --match overlap: lowest share of a golden chunk's "
+            "tokens (ROUGE-L recall) a retrieved chunk must cover to match it.",
+        ),
+    ] = _DEFAULT_METRIC_OPTIONS.overlap_threshold,
+    fallback_phrases: Annotated[
+        str,
+        typer.Option(
+            "--fallback-phrases",
+            help="Quality family: comma list of phrases that fail quality_no_fallback "
+            "(replaces the defaults), or @FILE with one phrase per line; empty turns the "
+            "check off.",
+        ),
+    ] = ",".join(DEFAULT_FALLBACK_PHRASES),
+    min_retrieval_score: Annotated[
+        float,
+        typer.Option(
+            "--min-retrieval-score",
+            help="Quality family: lowest retrieval score (Retrieval Scores column) that "
+            "passes quality_retrieval_score.",
+        ),
+    ] = _DEFAULT_METRIC_OPTIONS.min_retrieval_score,
+    require_citations: Annotated[
+        bool,
+        typer.Option(
+            "--require-citations/--no-require-citations",
+            help="Quality family: an answer citing no source as [n] fails quality_citations "
+            "(--no-require-citations: only the numbers it cites are checked).",
+        ),
+    ] = _DEFAULT_METRIC_OPTIONS.require_citations,
+    embedding_model: Annotated[
+        str | None,
+        typer.Option(
+            "--embedding-model",
+            help="Semantic metrics: a local model folder or cached model name.",
+        ),
+    ] = None,
+    bertscore_model: Annotated[
+        str | None,
+        typer.Option(
+            "--bertscore-model",
+            help="Semantic metrics: the BERTScore model (local folder or cached name).",
+        ),
+    ] = None,
+    rubric: Annotated[
+        Path | None,
+        typer.Option(
+            "--rubric",
+            help="The rubric family's criteria: a .toml or .yaml file (name, description and "
+            "scale per criterion).",
+        ),
+    ] = None,
+    answer_relevance: Annotated[
+        str,
+        typer.Option(
+            "--answer-relevance",
+            help="RAGAS answer relevance: embeddings (generated questions compared with the "
+            "semantic model), rating (a direct rating call), or auto (embeddings when the "
+            "semantic extra is installed).",
+        ),
+    ] = AUTO,
+    fail_under: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-under",
+            help="CI gate: exit with code 3 (after writing the results) when a metric's rate "
+            "or mean is below its minimum, e.g. precision=0.8,rouge1=0.5.",
+        ),
+    ] = None,
+    fail_over: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-over",
+            help="CI gate for lower-is-better metrics (dont_know, hallucination): exit with "
+            "code 3 (after writing the results) when a rate or mean is above its maximum, "
+            "e.g. dont_know=0.1.",
+        ),
+    ] = None,
+) -> None:
+    working_directory = Path.cwd()
+    settings = load_settings(working_directory)
+    configure_logging()
+    thresholds = parse_thresholds(fail_under) + parse_thresholds(fail_over, upper=True)
+    check_dataset_options(dataset, questions=questions, ground_truth=ground_truth, answers=answers)
+    request = EvaluateRequest(
+        questions_path=questions or Path("questions.csv"),
+        ground_truth_path=ground_truth or Path("ground_truth.csv"),
+        ground_truth_given=ground_truth is not None,
+        answers_path=answers or Path("rag_answers.csv"),
+        working_directory=working_directory,
+        dataset_path=dataset,
+        group_by=group_by,
+        model=model,
+        prompt_path=prompt,
+        seed=seed,
+        delay_seconds=delay,
+        max_retries=max_retries,
+        timeout_seconds=timeout,
+        output_dir=output_dir,
+        checkpoint_dir=checkpoint_dir,
+        metrics=metrics,
+        hedge_phrases=parse_hedge_phrases(hedge_phrases),
+        metric_options=MetricOptions(
+            k=k,
+            match=match.strip().lower(),
+            similarity_threshold=similarity_threshold,
+            overlap_threshold=overlap_threshold,
+            embedding_model=embedding_model,
+            bertscore_model=bertscore_model,
+            fallback_phrases=read_fallback_phrases(fallback_phrases),
+            min_retrieval_score=min_retrieval_score,
+            require_citations=require_citations,
+        ),
+        score_missing=score_missing,
+        limit=limit,
+        write_json=write_json,
+        concurrency=concurrency,
+        batch=batch,
+        batch_poll_seconds=batch_poll,
+        use_cache=cache,
+        exact_estimate=exact_estimate,
+        max_cost=max_cost,
+        fail_under=thresholds,
+        llm_options=LlmFamilyOptions(
+            rubric_path=rubric,
+            answer_relevance=answer_relevance,
+            embedding_model=embedding_model,
+        ),
+    )
+    interaction = ConsoleInteraction(assume_yes=yes)
+    try:
+        outcome = run_evaluation(request, settings, interaction)
+    except BudgetExhaustedError as stopped:
+        # What the money bought is written (marked partial): show it before the reason.
+        if isinstance(stopped.outcome, RunOutcome):
+            _show_results(stopped.outcome, request, report)
+        raise
+    finally:
+        interaction.finished()
+    if outcome.declined:
+        console.info("Nothing was evaluated.")
+        raise typer.Exit(outcome.exit_code)
+    _show_results(outcome, request, report)
+    if outcome.remaining_after_limit:
+        console.info(
+            f"{outcome.remaining_after_limit} more question(s) are not evaluated yet (--limit); "
+            "run the same command without --limit to evaluate them (finished ones are kept)"
+        )
+    if outcome.unscored_count:
+        console.warning(
+            f"{outcome.unscored_count} question(s) could not be scored; "
+            "the Error column of the results file says why"
+        )
+    if outcome.threshold_failures:
+        raise QualityGateError(
+            describe_failures(outcome.threshold_failures, str(outcome.results_path))
+        )
+    raise typer.Exit(outcome.exit_code)
+
+
+def _show_results(outcome: RunOutcome, request: EvaluateRequest, report: bool) -> None:
+    """The summary table, the group and not-applicable tables, and where files were written."""
+    console.table(
+        "Summary",
+        ["", "Value"],
+        # The kinds declaration is for the readers of the results file, not for people.
+        [[line.label, line.value] for line in outcome.summary if line.label != METRIC_KINDS],
+    )
+    if outcome.groups:
+        header, rows = group_table(outcome.groups)
+        console.table(f"By {outcome.groups[0].column}", header, rows)
+    if outcome.not_applicable:
+        console.table(
+            "Not applicable (cells left empty, and why)",
+            ["Metrics", "Empty", "Why"],
+            [
+                ("\n".join(metrics), empty, why)
+                for metrics, empty, why in not_applicable_rows(outcome.not_applicable)
+            ],
+            text_columns=(2,),
+        )
+    console.info(f"Results written to {outcome.results_path}")
+    if outcome.json_path is not None:
+        console.info(f"JSON results written to {outcome.json_path}")
+    if report and outcome.results_path is not None:
+        written = report_for_run(
+            outcome.results_path,
+            request.answers_path,
+            None if outcome.reference_free else request.ground_truth_path,
+            dataset_path=request.dataset_path,
+        )
+        console.info(f"Report written to {written.path}")

@@ -1,0 +1,85 @@
+"""One family's task for one item, driven through the model client: the library's call path.
+
+The same ``ModelClient.call`` the evaluate run uses (retries, structured output, limiter,
+usage and cost, ``--max-cost``), without checkpoint or cache: each stage's requests are sent
+at the same time (the client's limiter bounds how many are in flight) and the task's result
+comes back with the usage, calls and cost of every call it made.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rag_evaluator.errors import ConfigError
+from rag_evaluator.families.base import FamilyResult, JudgedFamily
+from rag_evaluator.inputs.records import EvaluationItem
+from rag_evaluator.llm.engine import FamilyRun, QuestionJob
+from rag_evaluator.llm.models import resolve_model
+from rag_evaluator.llm.requests import CallOutcome
+from rag_evaluator.settings import load_settings
+
+if TYPE_CHECKING:
+    from rag_evaluator.llm.client import ModelClient
+
+DEFAULT_LIBRARY_CONCURRENCY = 4
+
+
+def judge_client(
+    model: str = "sonnet",
+    *,
+    api_key: str | None = None,
+    concurrency: int = DEFAULT_LIBRARY_CONCURRENCY,
+    delay_seconds: float = 0.0,
+    max_retries: int = 6,
+    timeout_seconds: float = 120.0,
+    max_cost: float | None = None,
+) -> ModelClient:
+    """A model client for the library functions: ``sonnet``, ``haiku``, ``opus`` or a model id.
+
+    The key is ``api_key``, else ``ANTHROPIC_API_KEY`` (environment or ``./.env``).
+    ``max_cost`` caps what the client may spend, across every call made with it.
+    """
+    # Imported here: the SDK takes seconds to import.
+    from rag_evaluator.llm.client import ClientSettings, ModelClient
+    from rag_evaluator.llm.limits import CallLimiter, SpendingCap
+    from rag_evaluator.llm.transport import Transport
+
+    info = resolve_model(model)
+    key = api_key or load_settings(Path.cwd()).api_key
+    if not key:
+        raise ConfigError(
+            "ANTHROPIC_API_KEY is not set. Set it, put it in a .env file in this folder, or pass "
+            "api_key= to judge_client()"
+        )
+    return ModelClient(
+        Transport(key, timeout_seconds),
+        ClientSettings(model=info, max_retries=max_retries),
+        limiter=CallLimiter(max(1, concurrency), delay_seconds),
+        cap=SpendingCap(max_cost),
+        api_key=key,
+    )
+
+
+def run_item(family: JudgedFamily[Any], item: EvaluationItem, client: ModelClient) -> FamilyResult:
+    """Run ``family``'s task for ``item`` through ``client``; its result, usage included.
+
+    Raises what ``client.call`` raises (a bad key, an unknown model, the spending cap);
+    a failed request becomes the result's error, as in an evaluate run.
+    """
+    run = FamilyRun(family, QuestionJob(item.question_number, item, (family,)))
+    stage = run.start({})
+    label = f"question {item.question_number}"
+    while stage is not None:
+        with ThreadPoolExecutor(max_workers=len(stage)) as pool:
+            outcomes: list[CallOutcome] = list(
+                pool.map(lambda request: client.call(request, label=label), stage)
+            )
+        complete = None
+        for index, outcome in enumerate(outcomes):
+            complete = run.deliver(index, outcome)
+        stage = run.next_stage(complete if complete is not None else tuple(outcomes))
+    if run.result is None:  # pragma: no cover - a finished task always has a result
+        raise RuntimeError(f"the {family.name} task ended without a result")
+    return run.result

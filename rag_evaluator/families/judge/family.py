@@ -1,0 +1,299 @@
+"""The precision/recall/accuracy judge as a task: one call, three more when the judge hedges."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from rag_evaluator.families.base import (
+    CallEstimate,
+    CellValue,
+    JudgedFamily,
+    Stage,
+    SummaryTally,
+    TaskRun,
+)
+from rag_evaluator.families.judge.prompts import build_user_message
+from rag_evaluator.families.judge.results import JudgeResult, Scores, Vote
+from rag_evaluator.families.judge.verdicts import VERDICT_SCHEMA, verdict_from_payload
+from rag_evaluator.families.judge.voting import (
+    CONSENSUS_VOTES,
+    combine_outcomes,
+    find_hedge_phrases,
+)
+from rag_evaluator.inputs.records import EvaluationItem
+from rag_evaluator.llm.requests import ModelRequest
+from rag_evaluator.results.summary import SummaryLine, fraction_line
+from rag_evaluator.text.no_information import both_say_no_information, no_information_result
+
+JUDGE_FAMILY = "judge"
+JUDGE_MAX_TOKENS = 2000
+
+PRECISION = "Precision"
+RECALL = "Recall"
+ACCURACY = "Accuracy"
+REASONING = "Reasoning"
+CONSENSUS = "Consensus"
+VOTES = "Votes"
+
+# The judge's JSON reply: reasoning, a 1-2 sentence summary and three integers.
+OUTPUT_TOKENS_LOW = 150
+OUTPUT_TOKENS_HIGH = 500
+# At the high end of an estimate every question may hedge and get the consensus calls: the
+# range must hold the actual cost whatever share of verdicts hedges.
+CONSENSUS_SHARE_HIGH = 1.0
+
+SHORTCUT_NO_INFORMATION = "no_information"
+SHORTCUT_MISSING_ANSWER = "missing_answer"
+
+
+class JudgeFamily(JudgedFamily[JudgeResult]):
+    """Binary precision, recall and accuracy of the answer against the ground truth."""
+
+    name = JUDGE_FAMILY
+    version = 2
+    columns = (PRECISION, RECALL, ACCURACY, REASONING, CONSENSUS, VOTES)
+    metric_columns = (PRECISION, RECALL, ACCURACY)
+    rate_columns = metric_columns
+    reasoning_column = REASONING
+
+    def __init__(self, system_prompt: str, hedge_phrases: Sequence[str]) -> None:
+        self.system_prompt = system_prompt
+        self.hedge_phrases = tuple(hedge_phrases)
+
+    # -- the task ---------------------------------------------------------------------------
+
+    def request(self, item: EvaluationItem) -> ModelRequest:
+        return ModelRequest(
+            system=self.system_prompt,
+            user=build_user_message(item.question, item.ground_truth, item.rag_answer),
+            schema=VERDICT_SCHEMA,
+            max_tokens=JUDGE_MAX_TOKENS,
+            purpose="judge",
+            parse=verdict_from_payload,
+        )
+
+    def run(self, item: EvaluationItem) -> TaskRun[JudgeResult]:
+        if both_say_no_information(item.rag_answer, item.ground_truth):
+            return _with_shortcut(no_information_result(), SHORTCUT_NO_INFORMATION)
+        request = self.request(item)
+        (first,) = yield (request,)
+        hedges: tuple[str, ...] = ()
+        if first.ok:
+            hedges = find_hedge_phrases(first.value.reasoning, self.hedge_phrases)  # type: ignore[union-attr]
+        votes: tuple = ()
+        if hedges:
+            votes = yield (request,) * CONSENSUS_VOTES
+        return combine_outcomes(first, hedges, votes)
+
+    def unscored(self, error: str, failure: str) -> JudgeResult:
+        return JudgeResult(error=error, failure=failure)
+
+    def missing_answer(self, note: str) -> JudgeResult:
+        return _with_shortcut(
+            JudgeResult(
+                scores=Scores(0, 0, 0),
+                summary="No answer was given for this question.",
+                note=note,
+            ),
+            SHORTCUT_MISSING_ANSWER,
+        )
+
+    # -- identity, cost ---------------------------------------------------------------------
+
+    def identity(self) -> Mapping[str, Any]:
+        return {
+            "prompt_sha256": hashlib.sha256(self.system_prompt.encode("utf-8")).hexdigest(),
+            "hedge_phrases": sorted(phrase.casefold() for phrase in self.hedge_phrases),
+            "consensus_votes": CONSENSUS_VOTES,
+            "max_tokens": JUDGE_MAX_TOKENS,
+            "schema": VERDICT_SCHEMA,
+        }
+
+    def cache_inputs(self, item: EvaluationItem) -> Mapping[str, Any]:
+        return {
+            "question": item.question,
+            "ground_truth": item.ground_truth,
+            "rag_answer": item.rag_answer,
+        }
+
+    def estimate(self, item: EvaluationItem, first_stage: Stage) -> CallEstimate:
+        if not first_stage:
+            return CallEstimate.none()
+        request = first_stage[0]
+        consensus_calls = CONSENSUS_SHARE_HIGH * CONSENSUS_VOTES if self.hedge_phrases else 0.0
+        calls_high = 1 + consensus_calls
+        return CallEstimate(
+            calls_low=1,
+            calls_high=calls_high,
+            input_tokens_low=request.input_tokens_low(),
+            input_tokens_high=request.input_tokens_high() * calls_high,
+            output_tokens_low=OUTPUT_TOKENS_LOW,
+            output_tokens_high=OUTPUT_TOKENS_HIGH * calls_high,
+            system_characters=len(request.system),
+        )
+
+    # -- reporting --------------------------------------------------------------------------
+
+    def cells(self, result: JudgeResult | None) -> list[CellValue]:
+        if result is None:
+            return ["", "", "", "", "", ""]
+        scores = result.scores
+        return [
+            "" if scores is None else scores.precision,
+            "" if scores is None else scores.recall,
+            "" if scores is None else scores.accuracy,
+            result.summary,
+            "yes" if result.consensus else "no",
+            result.votes_label(),
+        ]
+
+    def note_text(self, result: JudgeResult) -> str:
+        parts = []
+        if result.hedge_phrases:
+            quoted = ", ".join(f"'{phrase}'" for phrase in result.hedge_phrases)
+            parts.append(f"consensus of {CONSENSUS_VOTES} votes: the first reasoning said {quoted}")
+        if result.note:
+            parts.append(result.note)
+        return "; ".join(parts)
+
+    def tally(self) -> JudgeTally:
+        return JudgeTally()
+
+    def metric_values(self, result: JudgeResult) -> Mapping[str, float | None]:
+        scores = result.scores
+        if scores is None:
+            return {PRECISION: None, RECALL: None, ACCURACY: None}
+        return {PRECISION: scores.precision, RECALL: scores.recall, ACCURACY: scores.accuracy}
+
+    def progress_scores(self, result: JudgeResult) -> Mapping[str, int]:
+        if result.scores is None:
+            return {}
+        return {
+            "precision": result.scores.precision,
+            "recall": result.scores.recall,
+            "accuracy": result.scores.accuracy,
+        }
+
+    # -- checkpoint JSON --------------------------------------------------------------------
+
+    def to_json(self, result: JudgeResult) -> dict[str, Any]:
+        # Compact: what every unhedged row shares is left out (a checkpoint may hold
+        # millions of lines, and a resume reads them all).
+        data: dict[str, Any] = {"scores": _scores_to_json(result.scores)}
+        if result.summary:
+            data["summary"] = result.summary
+        if result.consensus:
+            data["consensus"] = True
+            data["initial_scores"] = _scores_to_json(result.initial_scores)
+            data["votes"] = [
+                {"scores": _scores_to_json(vote.scores), "error": vote.error}
+                for vote in result.votes
+            ]
+            data["hedge_phrases"] = list(result.hedge_phrases)
+        if result.note is not None:
+            data["note"] = result.note
+        if result.shortcut is not None:
+            data["shortcut"] = result.shortcut
+        return data
+
+    def from_json(self, data: Mapping[str, Any], **common: Any) -> JudgeResult:
+        if len(data) <= 2 and "scores" in data:
+            # The usual line: scores and a summary (a resume reads a million of them).
+            summary = data.get("summary", "")
+            if type(summary) is not str:
+                raise ValueError("expected text")
+            return JudgeResult(scores=_scores_from_json(data["scores"]), summary=summary, **common)
+        votes = data.get("votes") or ()
+        phrases = data.get("hedge_phrases") or ()
+        return JudgeResult(
+            scores=_scores_from_json(data["scores"]),
+            summary=_text(data.get("summary", "")),
+            consensus=_flag(data.get("consensus", False)),
+            initial_scores=_scores_from_json(data.get("initial_scores")),
+            votes=tuple(
+                Vote(_scores_from_json(vote["scores"]), _optional_text(vote["error"]))
+                for vote in votes
+            ),
+            hedge_phrases=tuple(_text(phrase) for phrase in phrases),
+            note=_optional_text(data.get("note")),
+            shortcut=_optional_text(data.get("shortcut")),
+            **common,
+        )
+
+
+def _with_shortcut(result: JudgeResult, shortcut: str) -> JudgeResult:
+    return replace(result, shortcut=shortcut)
+
+
+def _scores_to_json(scores: Scores | None) -> list[int] | None:
+    if scores is None:
+        return None
+    return [scores.precision, scores.recall, scores.accuracy]
+
+
+def _score(value: Any) -> int:
+    if type(value) is int and value in (0, 1):
+        return value
+    raise ValueError("scores must be 0 or 1")
+
+
+def _scores_from_json(data: Any) -> Scores | None:
+    """Scores written as ``[1, 0, 1]`` (or, in format 1 checkpoints, as an object)."""
+    if data is None:
+        return None
+    if isinstance(data, dict):
+        data = [data["precision"], data["recall"], data["accuracy"]]
+    if not isinstance(data, list) or len(data) != 3:
+        raise ValueError("scores must be three 0/1 values")
+    return Scores.shared(_score(data[0]), _score(data[1]), _score(data[2]))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    raise ValueError("expected text")
+
+
+def _optional_text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ValueError("expected text or null")
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ValueError("expected true or false")
+
+
+class JudgeTally(SummaryTally[JudgeResult]):
+    """Rates over scored questions; unscored, consensus and no-call counts."""
+
+    def __init__(self) -> None:
+        self.scored = self.precision = self.recall = self.accuracy = 0
+        self.unscored = self.consensus = self.no_information = 0
+
+    def add(self, result: JudgeResult) -> None:
+        scores = result.scores
+        if scores is None:
+            self.unscored += 1
+        else:
+            self.scored += 1
+            self.precision += scores.precision
+            self.recall += scores.recall
+            self.accuracy += scores.accuracy
+        self.consensus += result.consensus
+        self.no_information += result.shortcut == SHORTCUT_NO_INFORMATION
+
+    def lines(self) -> list[SummaryLine]:
+        return [
+            fraction_line(PRECISION, self.precision, self.scored),
+            fraction_line(RECALL, self.recall, self.scored),
+            fraction_line(ACCURACY, self.accuracy, self.scored),
+            SummaryLine("Unscored", str(self.unscored)),
+            SummaryLine("Consensus", str(self.consensus)),
+            SummaryLine("No Information (no call)", str(self.no_information)),
+        ]

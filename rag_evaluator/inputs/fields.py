@@ -1,0 +1,258 @@
+"""Canonical column names, their accepted spellings, and parsers for field values.
+
+Pure: takes and returns plain data. The CSV reader in ``inputs/tables.py`` uses
+``resolve_columns`` to find columns whatever their spelling.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+QUESTION_NUMBER = "Question Number"
+QUESTION = "Question"
+GROUND_TRUTH = "Ground Truth"
+RAG_ANSWER = "RAG Answer"
+CONTEXTS = "Contexts"
+RELEVANT_CONTEXTS = "Relevant Contexts"
+REQUIRED_FACTS = "Required Facts"
+# The retrieval system's score of each context, a JSON array parallel to Contexts (issue 11).
+RETRIEVAL_SCORES = "Retrieval Scores"
+
+# Spellings are compared after column_key(): case, spaces, underscores and
+# punctuation are ignored, so "Question No." and "question_no" are both "questionno".
+COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
+    QUESTION_NUMBER: (
+        "questionnumber",
+        "questionnum",
+        "questionno",
+        "questionnr",
+        "questionid",
+        "questionidx",
+        "questionindex",
+        "qnumber",
+        "qnum",
+        "qno",
+        "qid",
+        "number",
+        "num",
+        "no",
+        "id",
+    ),
+    QUESTION: ("question", "questiontext", "query", "prompt", "userinput"),
+    GROUND_TRUTH: (
+        "groundtruth",
+        "groundtruthanswer",
+        "gt",
+        "gtanswer",
+        "expectedanswer",
+        "expectedoutput",
+        "expected",
+        "reference",
+        "referenceanswer",
+        "goldanswer",
+        "goldenanswer",
+        "correctanswer",
+        "answerkey",
+    ),
+    RAG_ANSWER: (
+        "raganswer",
+        "answer",
+        "response",
+        "generatedanswer",
+        "modelanswer",
+        "output",
+        "prediction",
+    ),
+    CONTEXTS: ("contexts", "context", "retrievedcontexts", "sources", "retrievedchunks"),
+    RELEVANT_CONTEXTS: (
+        "relevantcontexts",
+        "goldencontexts",
+        "goldcontexts",
+        "groundtruthcontexts",
+        "relevantchunks",
+        "referencecontexts",
+    ),
+    REQUIRED_FACTS: ("requiredfacts", "facts", "keyfacts", "mustinclude"),
+    RETRIEVAL_SCORES: ("retrievalscores", "contextscores", "similarityscores", "scores"),
+}
+
+
+def column_key(name: str) -> str:
+    """Reduce a header to letters and digits, case-folded, for spelling-tolerant lookup."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    # "#" means number in headers ("Question #", "Q#"); keep that meaning before
+    # punctuation is dropped, or "Question #" would read as "Question".
+    folded = folded.replace("#", "number")
+    return re.sub(r"[^0-9a-z]", "", folded)
+
+
+def resolve_columns(headers: Sequence[str], wanted: Iterable[str]) -> dict[str, int]:
+    """Map each wanted canonical column to the index of the header that spells it.
+
+    An exact spelling of the canonical name wins over an alias; among aliases the
+    table's order is the preference. Columns that are not found are left out.
+    """
+    keys = [column_key(header) for header in headers]
+    resolved: dict[str, int] = {}
+    taken: set[int] = set()
+    for canonical in wanted:
+        candidates = (column_key(canonical), *COLUMN_ALIASES.get(canonical, ()))
+        for candidate in candidates:
+            index = next(
+                (i for i, key in enumerate(keys) if key == candidate and i not in taken),
+                None,
+            )
+            if index is not None:
+                resolved[canonical] = index
+                taken.add(index)
+                break
+    return resolved
+
+
+def metadata_headers(headers: Sequence[str]) -> list[tuple[int, str]]:
+    """The columns of a table that are metadata (``Category``, ``Source``...): every named
+    header that spells none of the canonical columns, first occurrence of a name kept."""
+    known = set(resolve_columns(headers, COLUMN_ALIASES).values())
+    seen: set[str] = set()
+    extra: list[tuple[int, str]] = []
+    for index, header in enumerate(headers):
+        name = header.strip()
+        if index in known or not name or name in seen:
+            continue
+        seen.add(name)
+        extra.append((index, name))
+    return extra
+
+
+# Far beyond any real question set, and well inside int()'s digit limit.
+_MAX_QUESTION_NUMBER_DIGITS = 18
+
+
+class QuestionNumberError(ValueError):
+    """A question number cell that is not a whole number."""
+
+
+def parse_question_number(raw: str) -> int:
+    """Parse a question number cell: ``7``, `` 7 ``, ``7.0`` (spreadsheet export)."""
+    # NFKC turns full-width digits (from East Asian spreadsheets) into ASCII ones.
+    text = unicodedata.normalize("NFKC", raw).strip()
+    if not text:
+        raise QuestionNumberError("is blank")
+    found = re.fullmatch(r"[+]?([0-9]+)(?:\.0*)?", text)
+    if found is None:
+        raise QuestionNumberError(f"{text[:40]!r} is not a whole number")
+    digits = found.group(1).lstrip("0") or "0"
+    if len(digits) > _MAX_QUESTION_NUMBER_DIGITS:
+        raise QuestionNumberError(f"{text[:40]!r} is too large for a question number")
+    return int(digits)
+
+
+class ScoreListError(ValueError):
+    """A Retrieval Scores cell that is not a JSON array of numbers."""
+
+
+def parse_score_list(raw: str) -> tuple[float, ...] | None:
+    """Parse a Retrieval Scores cell: a JSON array of finite numbers, ``None`` when blank.
+
+    Raises ``ScoreListError`` saying what is wrong (not JSON, not an array, an item that is
+    not a finite number). Booleans, ``null``, numbers written as strings and NaN/Infinity
+    are refused: a score that cannot be compared with a threshold is not a score.
+    """
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ScoreListError(f"{text[:40]!r} is not JSON") from exc
+    if not isinstance(value, list):
+        raise ScoreListError(f"{text[:40]!r} is not a JSON array")
+    scores: list[float] = []
+    for position, item in enumerate(value, start=1):
+        if isinstance(item, bool) or not isinstance(item, int | float):
+            raise ScoreListError(f"item {position} ({json.dumps(item)[:40]}) is not a number")
+        number = float(item)
+        if not math.isfinite(number):
+            raise ScoreListError(f"item {position} ({item}) is not a finite number")
+        scores.append(number)
+    return tuple(scores)
+
+
+def parse_list_literal(text: str) -> list[object] | None:
+    """The list a text spells, or ``None``: a JSON array (``["a", "b"]``, what pandas
+    ``to_json`` writes for a column read from CSV) or a Python list of literals
+    (``['a', 'b']``, what pandas ``to_csv`` writes for a list column).
+
+    Every reader of a list cell or field (the three CSVs, datasets, convert) uses this one
+    rule, so a list reads the same whichever path it takes.
+    """
+    stripped = text.strip()
+    if not (stripped.startswith("[") and stripped.endswith("]")):
+        return None
+    try:
+        value = json.loads(stripped)
+    except (json.JSONDecodeError, RecursionError):
+        try:
+            value = ast.literal_eval(stripped)
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            return None
+    return value if isinstance(value, list) else None
+
+
+def list_items_text(items: Sequence[object]) -> list[str]:
+    """The items of a parsed list cell as text: strings as they are, others as JSON."""
+    return [item if isinstance(item, str) else json.dumps(item) for item in items]
+
+
+# deepeval writes the lists of its CSV files joined by "|" (Geography|Mountains).
+BAR = "|"
+
+
+def looks_bar_joined(raw: str) -> bool:
+    """Whether a cell that is no list holds texts joined by ``|``, as deepeval writes them.
+
+    A Markdown table (a line starting or ending with ``|``) is one text, not a joined list.
+    """
+    text = raw.strip()
+    if BAR not in text or parse_list_literal(text) is not None:
+        return False
+    return not any(
+        line.strip().startswith(BAR) or line.strip().endswith(BAR) for line in text.splitlines()
+    )
+
+
+def split_bar_joined(raw: str) -> list[str]:
+    """The texts of a ``|``-joined cell (blank parts dropped)."""
+    return [part for part in raw.split(BAR) if part.strip()]
+
+
+def bar_joined_warning(source: str, column: str, rows: int) -> str:
+    """The warning for a column whose cells look ``|``-joined but are read as one text each."""
+    return (
+        f"{source}: the '{column}' cell of {rows} row{'' if rows == 1 else 's'} holds '|' "
+        "and is read as one context. If '|' separates several contexts, write the cell as a "
+        'JSON array such as ["first", "second"]'
+    )
+
+
+def parse_text_list(raw: str, *, allow_semicolons: bool = False) -> list[str] | None:
+    """Parse a cell holding a list of strings: a JSON array or Python list
+    (``parse_list_literal``), or ``a; b; c`` when allowed.
+
+    Returns ``None`` for a blank cell (the input is missing, not empty) and ``[]``
+    for an explicit ``[]``. Non-string items are turned into their JSON text.
+    """
+    text = raw.strip()
+    if not text:
+        return None
+    value = parse_list_literal(text)
+    if value is not None:
+        return list_items_text(value)
+    if allow_semicolons:
+        return [part.strip() for part in text.split(";") if part.strip()]
+    return [text]

@@ -1,0 +1,289 @@
+"""Loading the three input CSV files, or one dataset file, into records keyed by question
+number.
+
+Both go through the same ``InputSpec`` per file: a dataset's records become rows of the
+same canonical cells (``inputs/dataset_rows.py``), so a column added to a spec is read from
+both.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic
+
+from rag_evaluator.errors import InputError
+from rag_evaluator.inputs.dataset_rows import DatasetTable
+from rag_evaluator.inputs.datasets import read_dataset
+from rag_evaluator.inputs.fields import (
+    CONTEXTS,
+    GROUND_TRUTH,
+    QUESTION,
+    QUESTION_NUMBER,
+    RAG_ANSWER,
+    RELEVANT_CONTEXTS,
+    REQUIRED_FACTS,
+    RETRIEVAL_SCORES,
+    QuestionNumberError,
+    ScoreListError,
+    bar_joined_warning,
+    looks_bar_joined,
+    parse_question_number,
+    parse_score_list,
+    parse_text_list,
+)
+from rag_evaluator.inputs.records import (
+    NO_METADATA,
+    AnswerRow,
+    GroundTruthRow,
+    KeyedRows,
+    QuestionRow,
+    RowT,
+)
+from rag_evaluator.inputs.selection import format_numbers
+from rag_evaluator.inputs.tables import CsvRecord, CsvTable, read_csv
+
+logger = logging.getLogger(__name__)
+
+
+# RAG output is JSON: convert is what turns it into rag_answers.csv.
+_ANSWERS_JSON_FIX = (
+    "Turn RAG output JSON into rag_answers.csv with `rag-eval convert` (it reads the *.json "
+    "and *.jsonl files in RAG_JSON_Files, or in the folder given with --json-dir, and "
+    "matches their answers to questions.csv), then pass that CSV"
+)
+
+
+class _CellError(Exception):
+    """A cell a spec's ``build`` cannot use; ``_keyed`` adds the file and row."""
+
+    def __init__(self, column: str, message: str) -> None:
+        super().__init__(message)
+        self.column = column
+        self.message = message
+
+
+@dataclass(frozen=True)
+class InputSpec(Generic[RowT]):
+    """One of the three input files: its columns and how a row of canonical cells becomes a
+    record. The three CSVs and a ``--dataset`` are both loaded through these specs."""
+
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+    build: Callable[[int, CsvRecord], RowT]
+    json_fix: str | None = None
+    # Whether the metadata columns (Category, Source, ...) are read into the rows.
+    metadata: bool = False
+
+
+def _keyed(
+    source_name: str,
+    path: Path,
+    column_names: dict[str, str],
+    records: Sequence[CsvRecord],
+    build: Callable[[int, CsvRecord], RowT],
+    where: Callable[[CsvRecord], str] = lambda record: f"line {record.line_number}",
+) -> KeyedRows[RowT]:
+    rows: dict[int, RowT] = {}
+    duplicates: list[int] = []
+    for record in records:
+        raw_number = record.values[QUESTION_NUMBER]
+        try:
+            number = parse_question_number(raw_number)
+        except QuestionNumberError as exc:
+            raise InputError(
+                f"{source_name} {where(record)}: "
+                f"'{column_names.get(QUESTION_NUMBER, QUESTION_NUMBER)}' {exc}. "
+                "Give every row a whole question number such as 1, 2, 3",
+                path,
+            ) from exc
+        if number in rows:
+            duplicates.append(number)
+            continue
+        try:
+            rows[number] = build(number, record)
+        except _CellError as exc:
+            raise InputError(
+                f"{source_name} {where(record)}: "
+                f"'{column_names.get(exc.column, exc.column)}' {exc.message}",
+                path,
+            ) from exc
+    if duplicates:
+        repeated = sorted(set(duplicates))
+        logger.warning(
+            "%s repeats question %s %s; the first row of each was kept. "
+            "Give every row its own number",
+            source_name,
+            "number" if len(repeated) == 1 else "numbers",
+            format_numbers(repeated),
+        )
+    return KeyedRows(source_name, rows, sorted(set(duplicates)))
+
+
+# The columns holding a list of texts, whose cells may come joined by "|" from deepeval.
+_LIST_COLUMNS = (CONTEXTS, RELEVANT_CONTEXTS)
+
+
+def _warn_bar_joined(table: CsvTable) -> None:
+    """One warning per list column whose cells look ``|``-joined: they are read as one
+    context each, which is right for a text holding a bar and wrong for a joined list."""
+    for column in _LIST_COLUMNS:
+        if column not in table.columns:
+            continue
+        rows = sum(1 for record in table.records if looks_bar_joined(record.values[column]))
+        if rows:
+            logger.warning(bar_joined_warning(table.path.name, table.columns[column], rows))
+
+
+def _load_csv(path: Path, spec: InputSpec[RowT]) -> KeyedRows[RowT]:
+    table = read_csv(
+        path,
+        required=list(spec.required),
+        optional=list(spec.optional),
+        json_fix=spec.json_fix,
+        extra_columns=spec.metadata,
+    )
+    _warn_bar_joined(table)
+    return _keyed(table.path.name, table.path, table.columns, table.records, spec.build)
+
+
+QUESTIONS_SPEC: InputSpec[QuestionRow] = InputSpec(
+    (QUESTION_NUMBER, QUESTION),
+    (),
+    lambda number, record: QuestionRow(
+        number, record.values[QUESTION], dict(record.extra) if record.extra else NO_METADATA
+    ),
+    metadata=True,
+)
+GROUND_TRUTH_SPEC: InputSpec[GroundTruthRow] = InputSpec(
+    (QUESTION_NUMBER, GROUND_TRUTH),
+    (RELEVANT_CONTEXTS, REQUIRED_FACTS),
+    lambda number, record: GroundTruthRow(
+        number,
+        record.values[GROUND_TRUTH],
+        parse_text_list(record.values.get(RELEVANT_CONTEXTS, "")),
+        parse_text_list(record.values.get(REQUIRED_FACTS, ""), allow_semicolons=True),
+    ),
+)
+
+
+def _answer_row(number: int, record: CsvRecord) -> AnswerRow:
+    contexts = parse_text_list(record.values.get(CONTEXTS, ""))
+    try:
+        scores = parse_score_list(record.values.get(RETRIEVAL_SCORES, ""))
+    except ScoreListError as exc:
+        raise _CellError(
+            RETRIEVAL_SCORES,
+            f"{exc}. Write a JSON array of numbers, one per context, such as [0.82, 0.61], "
+            "or leave the cell blank when the scores are not known",
+        ) from exc
+    # Scores that do not pair with the contexts cannot be trusted for any of them.
+    if scores is not None and contexts is not None and len(scores) != len(contexts):
+        raise _CellError(
+            RETRIEVAL_SCORES,
+            f"has {len(scores)} score(s) for {len(contexts)} context(s). Give one score per "
+            "context, in the order of Contexts, or leave the cell blank",
+        )
+    return AnswerRow(number, record.values[RAG_ANSWER], contexts, scores)
+
+
+ANSWERS_SPEC: InputSpec[AnswerRow] = InputSpec(
+    (QUESTION_NUMBER, RAG_ANSWER),
+    (CONTEXTS, RETRIEVAL_SCORES),
+    _answer_row,
+    json_fix=_ANSWERS_JSON_FIX,
+)
+
+
+def load_questions(path: Path) -> KeyedRows[QuestionRow]:
+    """Read questions.csv: Question Number, Question (+ metadata columns)."""
+    return _load_csv(path, QUESTIONS_SPEC)
+
+
+def load_ground_truth(path: Path) -> KeyedRows[GroundTruthRow]:
+    """Read ground_truth.csv: Question Number, Ground Truth (+ optional list columns)."""
+    return _load_csv(path, GROUND_TRUTH_SPEC)
+
+
+def load_answers(path: Path) -> KeyedRows[AnswerRow]:
+    """Read rag_answers.csv: Question Number, RAG Answer (+ optional Contexts, Retrieval
+    Scores)."""
+    return _load_csv(path, ANSWERS_SPEC)
+
+
+@dataclass(frozen=True)
+class InputSet:
+    """The three inputs of a run, from the three CSVs or from one dataset.
+
+    ``reference_free``: the inputs hold no reference answer (a dataset none of whose records
+    has one, or no ground-truth file): ``ground_truth`` is then empty and the run computes
+    only what needs no reference.
+    """
+
+    questions: KeyedRows[QuestionRow]
+    ground_truth: KeyedRows[GroundTruthRow]
+    answers: KeyedRows[AnswerRow]
+    metadata_columns: list[str] = field(default_factory=list)
+    dataset: DatasetTable | None = None
+    reference_free: bool = False
+
+
+def _dataset_part(
+    table: DatasetTable, path: Path, part: str, spec: InputSpec[RowT]
+) -> KeyedRows[RowT]:
+    """The rows of one of the three files, as the dataset gives them: the records holding
+    that file's required cells, loaded by the same spec as the CSV."""
+    locations: dict[int, str] = {}
+    records: list[CsvRecord] = []
+    metadata = set(table.metadata_columns) if spec.metadata else set()
+    for index, row in enumerate(table.rows):
+        if not all(column in row.cells for column in spec.required):
+            continue
+        locations[index] = row.location
+        records.append(
+            CsvRecord(
+                index,
+                {column: row.cells.get(column, "") for column in (*spec.required, *spec.optional)},
+                {name: cell for name, cell in row.cells.items() if name in metadata},
+            )
+        )
+    return _keyed(
+        f"{table.source_name} {part}",
+        path,
+        {},
+        records,
+        spec.build,
+        where=lambda record: locations[record.line_number],
+    )
+
+
+def load_dataset(path: Path, *, require_answers: bool = True) -> InputSet:
+    """Read one dataset file into the three inputs, through the same specs as the CSVs."""
+    path = Path(path)
+    table = read_dataset(path, require_answers=require_answers)
+    return InputSet(
+        _dataset_part(table, path, "questions", QUESTIONS_SPEC),
+        _dataset_part(table, path, "references", GROUND_TRUTH_SPEC),
+        _dataset_part(table, path, "answers", ANSWERS_SPEC),
+        list(table.metadata_columns),
+        table,
+        reference_free=not table.has_references,
+    )
+
+
+def load_input_files(questions: Path, ground_truth: Path | None, answers: Path) -> InputSet:
+    """Read the three CSVs; ``ground_truth`` ``None``: a run without references."""
+    question_rows = load_questions(questions)
+    # Every row has the header's metadata columns, in the file's order.
+    first = next(iter(question_rows.rows.values()), None)
+    columns = list(first.metadata) if first is not None else []
+    truth = (
+        load_ground_truth(ground_truth)
+        if ground_truth is not None
+        else KeyedRows[GroundTruthRow]("no ground truth", {})
+    )
+    return InputSet(
+        question_rows, truth, load_answers(answers), columns, reference_free=ground_truth is None
+    )

@@ -1,0 +1,304 @@
+"""CSV in (encoding fallback, delimiter sniffing, fuzzy headers) and out (atomic).
+
+Every problem with a file becomes an ``InputError`` naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rag_evaluator.atomic import write_text_atomic
+from rag_evaluator.errors import InputError, MissingColumnError, MissingFileError
+from rag_evaluator.inputs.fields import metadata_headers, resolve_columns
+from rag_evaluator.inputs.files import decode_text, not_a_file, read_input_bytes
+
+logger = logging.getLogger(__name__)
+
+# Answers of a megabyte or more are real (whole documents pasted back); the csv
+# module's default 128 KiB field limit would reject them.
+_FIELD_SIZE_LIMIT = 256 * 1024 * 1024
+_SNIFF_DELIMITERS = ",;\t|"
+_EXCEL_SEPARATOR_LINE = re.compile(r"sep=([,;\t|])", re.IGNORECASE)
+# .xlsx / .ods are zip archives; .xls is an OLE2 compound file. Renamed to .csv, or
+# picked by mistake, they would otherwise read as latin-1 garbage with no such column.
+_SPREADSHEET_SIGNATURES = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+_JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+
+@dataclass(frozen=True)
+class CsvRecord:
+    """One data row: its line number in the file and its cells by canonical column."""
+
+    line_number: int
+    values: dict[str, str]
+    # The metadata columns' cells by header (read only when asked for).
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CsvTable:
+    """A CSV file read with its columns resolved to canonical names."""
+
+    path: Path
+    headers: list[str]
+    columns: dict[str, str]  # canonical name -> header as spelled in the file
+    records: list[CsvRecord]
+    encoding: str
+    delimiter: str
+    warnings: list[str] = field(default_factory=list)
+    extra_columns: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RawCsv:
+    """A CSV file's header cells and non-blank data rows (each with its first line)."""
+
+    path: Path
+    headers: list[str]
+    rows: list[tuple[int, list[str]]]
+    encoding: str
+    delimiter: str
+    warnings: list[str]
+
+
+def decode_bytes(data: bytes, path: Path) -> tuple[str, str, list[str]]:
+    """Decode file bytes as ``decode_text`` does, then remove NUL characters with a warning."""
+    text, encoding, warnings = decode_text(data, path)
+    return _without_nul(text, encoding, path, warnings)
+
+
+def _without_nul(
+    text: str, encoding: str, path: Path, warnings: list[str]
+) -> tuple[str, str, list[str]]:
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+        warnings.append(
+            f"{path.name} contains NUL bytes; they were removed. If its text looks wrong, "
+            "save it again as UTF-8 text"
+        )
+    return text, encoding, warnings
+
+
+def shown_headers(headers: Sequence[str], limit: int = 12, width: int = 40) -> list[str]:
+    """Headers as listed in an error: non-empty, each cut short, at most ``limit``."""
+    shown = [header if len(header) <= width else header[: width - 1] + "…" for header in headers]
+    shown = [header for header in shown if header]
+    if len(shown) > limit:
+        shown = [*shown[:limit], f"… {len(shown) - limit} more"]
+    return shown
+
+
+def physical_lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` with their endings, split at ``\r\n``, ``\r`` or ``\n`` only.
+
+    What ``io.StringIO(text, newline="")`` yields, which is where the csv module expects
+    lines to end (``str.splitlines`` also splits at form feeds, U+2028 and others), but
+    without StringIO's copy of the whole text at four bytes per character.
+    """
+    length = len(text)
+    start = 0
+    # Where the next "\n" / "\r" at or after start is; -1 once there is none left. A
+    # position is searched for again only once passed, so each character is scanned once
+    # (a file with only "\r" line ends does not rescan its whole rest for "\n" per line).
+    next_lf = text.find("\n")
+    next_cr = text.find("\r")
+    while start < length:
+        if 0 <= next_lf < start:
+            next_lf = text.find("\n", start)
+        if 0 <= next_cr < start:
+            next_cr = text.find("\r", start)
+        if next_cr >= 0 and (next_lf < 0 or next_cr < next_lf):
+            end = next_cr + 2 if next_lf == next_cr + 1 else next_cr + 1
+        elif next_lf >= 0:
+            end = next_lf + 1
+        else:
+            end = length
+        yield text[start:end]
+        start = end
+
+
+def sniff_delimiter(header_line: str) -> str:
+    # Delimiters inside quoted header names ("Question, text") do not separate columns.
+    unquoted = re.sub(r'"[^"]*"', "", header_line)
+    counts = {delimiter: unquoted.count(delimiter) for delimiter in _SNIFF_DELIMITERS}
+    best = max(counts, key=lambda delimiter: counts[delimiter])
+    return best if counts[best] > 0 else ","
+
+
+def _is_json(path: Path, text: str) -> bool:
+    """Whether the text is JSON (or JSON Lines) rather than CSV.
+
+    Read as CSV, JSON gives "columns" such as ``{"question": "What``; no CSV header starts
+    with ``{`` or ``[`` and parses as JSON.
+    """
+    start = text.lstrip()
+    if not start.startswith(("{", "[")):
+        return False
+    if path.suffix.lower() in _JSON_SUFFIXES:
+        return True
+    first_line = start.partition("\n")[0]
+    for candidate in (first_line, text):
+        try:
+            json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+        return True
+    return False
+
+
+def read_csv(
+    path: Path,
+    *,
+    required: Sequence[str],
+    optional: Sequence[str] = (),
+    json_fix: str | None = None,
+    extra_columns: bool = False,
+) -> CsvTable:
+    """Read ``path`` and resolve the ``required`` and ``optional`` canonical columns.
+
+    ``json_fix`` is the advice given when the file turns out to be JSON (by default: save
+    it as CSV with the required columns). With ``extra_columns`` the metadata columns
+    (those that spell no canonical column, ``fields.metadata_headers``) are read too.
+    """
+    expected = ", ".join(required)
+    raw = read_csv_rows(
+        path,
+        expected=expected,
+        json_fix=json_fix or f"Save it as CSV with columns: {expected}",
+    )
+    headers = raw.headers
+    resolved = resolve_columns(headers, [*required, *optional])
+    for name in required:
+        if name not in resolved:
+            raise MissingColumnError(raw.path, name, shown_headers(headers))
+    extra = metadata_headers(headers) if extra_columns else []
+    records = [
+        CsvRecord(
+            line,
+            {
+                canonical: (row[column_index] if column_index < len(row) else "")
+                for canonical, column_index in resolved.items()
+            },
+            {name: (row[index] if index < len(row) else "") for index, name in extra},
+        )
+        for line, row in raw.rows
+    ]
+    if not records:
+        raise InputError(
+            f"{raw.path.name} has a header row but no data rows. Add one row per question "
+            f"with columns: {expected}",
+            raw.path,
+        )
+    return CsvTable(
+        path=raw.path,
+        headers=headers,
+        columns={canonical: headers[index] for canonical, index in resolved.items()},
+        records=records,
+        encoding=raw.encoding,
+        delimiter=raw.delimiter,
+        warnings=raw.warnings,
+        extra_columns=[name for _, name in extra],
+    )
+
+
+def read_csv_rows(path: Path, *, expected: str, json_fix: str) -> RawCsv:
+    """Read ``path`` as CSV text: encoding fallback, Excel's ``sep=`` line, delimiter
+    sniffing; its headers (stripped) and non-blank rows. ``expected`` names the columns in
+    the message about an empty file, ``json_fix`` is the advice when the file is JSON."""
+    path = Path(path)
+    kind = not_a_file(path)
+    if kind is not None:
+        raise InputError(f"{path} is {kind}, not a CSV file. Pass a file path", path)
+    if not path.exists():
+        raise MissingFileError(path, [part for part in expected.split(", ") if part])
+    data = read_input_bytes(path)
+    if data.startswith(_SPREADSHEET_SIGNATURES):
+        raise InputError(
+            f"{path.name} is a spreadsheet workbook (Excel or similar), not CSV text. Save it "
+            "as CSV (in Excel: File > Save As > CSV UTF-8) and pass that file",
+            path,
+        )
+    text, encoding, warnings = decode_bytes(data, path)
+    del data  # the text is all that is needed from here on; a large file is held once
+    if _is_json(path, text):
+        raise InputError(f"{path.name} is JSON, not CSV. {json_fix}", path)
+    for warning in warnings:
+        logger.warning(warning)
+    empty_message = (
+        f"{path.name} is empty. Add a header row with columns: {expected}, "
+        "then one row per question"
+    )
+    # The header line is read from the stream of lines the csv reader then reads: no
+    # copy of the whole text split into lines just to find it.
+    lines = physical_lines(text)
+    lines_before = 0
+    first_line = ""
+    for lines_before, line in enumerate(lines, start=1):  # noqa: B007 (read after the loop)
+        if line.strip():
+            first_line = line
+            break
+    excel_hint = _EXCEL_SEPARATOR_LINE.fullmatch(first_line.strip(" \r\n"))
+    if excel_hint:
+        # Excel's "sep=;" line names the delimiter: the csv reader starts after it, and
+        # line numbers count the lines it skipped so they stay those of the file.
+        delimiter = excel_hint.group(1)
+    else:
+        delimiter = sniff_delimiter(first_line)
+        lines = physical_lines(text)
+        lines_before = 0
+    if delimiter != ",":
+        logger.info("%s: using delimiter %r", path.name, delimiter)
+    csv.field_size_limit(_FIELD_SIZE_LIMIT)
+    reader = csv.reader(lines, delimiter=delimiter)
+    numbered_rows: list[tuple[int, list[str]]] = []
+    next_start_line = lines_before + 1
+    try:
+        for row in reader:
+            # A quoted newline makes a row span several physical lines, so the
+            # row starts where the previous one ended.
+            numbered_rows.append((next_start_line, row))
+            next_start_line = lines_before + reader.line_num + 1
+    except csv.Error as exc:
+        raise InputError(
+            f"{path.name} is not a readable CSV file (line {lines_before + reader.line_num}: "
+            f"{exc}). Check its quoting and save it again as CSV",
+            path,
+        ) from exc
+    non_blank = [(line, row) for line, row in numbered_rows if any(cell.strip() for cell in row)]
+    if not non_blank:
+        raise InputError(empty_message, path)
+    headers = [cell.strip() for cell in non_blank[0][1]]
+    return RawCsv(path, headers, non_blank[1:], encoding, delimiter, warnings)
+
+
+def render_csv(rows: Iterable[Sequence[object]]) -> str:
+    """Render rows as CSV text with the csv module's standard quoting, one row per line."""
+    return "".join(csv_line(row) for row in rows)
+
+
+def csv_line(row: Sequence[object]) -> str:
+    """One row as a CSV line ending in a newline (``None`` cells empty)."""
+    # The writer quotes a cell only if it holds a character of the line terminator.
+    # With "\n" alone a cell holding a lone "\r" would go out unquoted and a reader
+    # would end the row there; so each row is rendered with "\r\n" (quoting cells
+    # with either character) and its ending then written as "\n".
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer, lineterminator="\r\n").writerow(
+        ["" if cell is None else cell for cell in row]
+    )
+    return buffer.getvalue()[:-2] + "\n"
+
+
+def write_csv_atomic(
+    path: Path, rows: Sequence[Sequence[object]], *, overwrite: bool = True
+) -> None:
+    """Write rows to ``path`` atomically, UTF-8 without BOM (``FileExistsError`` if it
+    exists and ``overwrite`` is false)."""
+    write_text_atomic(Path(path), render_csv(rows), overwrite=overwrite)

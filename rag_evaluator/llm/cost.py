@@ -1,0 +1,245 @@
+"""What a run costs: a range estimated before it starts, the exact figure after it ends.
+
+The estimate works from the texts actually sent, counted in characters (real token counts need
+the API; ``--exact-estimate`` asks its free count_tokens endpoint instead, see
+``with_exact_input``). Each model-judged family says, per question, how many calls it expects
+and how large they are (``CallEstimate``); this module turns that into tokens and dollars:
+
+- low: prose-like text (4 characters per token), short replies, no extra calls;
+- high: dense text (3 characters per token), long replies, and every extra call a family may
+  make (for the judge: every question hedging into 3 consensus votes), so that the actual
+  cost falls inside the range; only answers asked again because they were unusable (rare) are
+  left out, and the pre-run summary says so (``ESTIMATE_ASSUMES``).
+
+Prompt caching: when the system prompt is long enough to be cached for the model, the first
+call of each family writes it to the cache (1.25x the input price) and every later call reads
+it (0.1x); in a Message Batch, caching is best effort, so the high end assumes no cache reads.
+The batch discount halves everything. Questions answered from the response cache cost nothing.
+Retries are not included (failed calls are rarely billed).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from rag_evaluator.families.base import CallEstimate
+from rag_evaluator.inputs.records import TokenUsage
+from rag_evaluator.llm.models import (
+    BATCH_DISCOUNT,
+    CACHE_READ_MULTIPLIER,
+    CACHE_WRITE_MULTIPLIER,
+    ModelInfo,
+)
+from rag_evaluator.llm.requests import CHARS_PER_TOKEN_LOW, ModelRequest
+
+# Money's one format, here too for the callers that price calls.
+from rag_evaluator.text.money import dollar_range as dollar_range
+from rag_evaluator.text.money import format_usd as format_usd
+
+_PER_MILLION = 1_000_000
+ESTIMATE_ASSUMES = (
+    "The high end assumes dense text, long replies and every extra call a family may make "
+    "(the judge's 3 consensus votes for every question); unusable answers asked again are "
+    "not included"
+)
+
+
+@dataclass(frozen=True)
+class FamilyCost:
+    """One model-judged family's share of an estimate (for the pre-run summary)."""
+
+    family: str
+    questions: int
+    calls_low: int
+    calls_high: int
+    output_tokens_low: int
+    output_tokens_high: int
+    low_usd: float
+    high_usd: float
+
+    def describe(self) -> str:
+        """``ragas: $0.0100 to $0.0300, 24 calls (6 per question), 960 to 3,600 output tokens``."""
+        calls = (
+            f"{self.calls_low}"
+            if self.calls_low == self.calls_high
+            else f"{self.calls_low} to {self.calls_high}"
+        )
+        per_question = ""
+        if self.questions:
+            low = self.calls_low / self.questions
+            high = self.calls_high / self.questions
+            shown = f"{low:.3g}" if round(low, 2) == round(high, 2) else f"{low:.3g}-{high:.3g}"
+            per_question = f" ({shown} per question)"
+        return (
+            f"{self.family}: {dollar_range(self.low_usd, self.high_usd)}, {calls} calls"
+            f"{per_question}, {self.output_tokens_low:,} to {self.output_tokens_high:,} output "
+            "tokens"
+        )
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """The expected range of a run's API calls, tokens and dollars."""
+
+    questions: int
+    expected_calls_low: int
+    expected_calls_high: int
+    input_tokens_low: int
+    input_tokens_high: int
+    output_tokens_low: int
+    output_tokens_high: int
+    low_usd: float
+    high_usd: float
+    cached_questions: int = 0
+    batch: bool = False
+    prompt_caching: bool = False
+    families: tuple[FamilyCost, ...] = ()
+
+    @classmethod
+    def nothing(cls, cached_questions: int = 0, batch: bool = False) -> CostEstimate:
+        return cls(0, 0, 0, 0, 0, 0, 0, 0.0, 0.0, cached_questions, batch)
+
+
+def caches_system_prompt(system_prompt: str, model: ModelInfo) -> bool:
+    """Whether the system prompt is long enough for the API to cache it for ``model``.
+
+    Decided on the low token estimate (4 characters per token), so the prompt is only marked
+    when it surely reaches the model's minimum.
+    """
+    return len(system_prompt) // CHARS_PER_TOKEN_LOW >= model.cache_minimum_tokens
+
+
+def _input_dollars(tokens: float, model: ModelInfo) -> float:
+    return tokens * model.input_price_per_mtok / _PER_MILLION
+
+
+def _output_dollars(tokens: float, model: ModelInfo) -> float:
+    return tokens * model.output_price_per_mtok / _PER_MILLION
+
+
+def _cached_input_dollars(
+    calls: float, input_tokens: float, system_tokens: float, model: ModelInfo
+) -> float:
+    """Input dollars when every call's system prompt after the first comes from the cache."""
+    if calls <= 0:
+        return 0.0
+    system_total = system_tokens * calls
+    plain = max(input_tokens - system_total, 0.0)
+    written = system_tokens * CACHE_WRITE_MULTIPLIER
+    read = system_tokens * max(calls - 1, 0.0) * CACHE_READ_MULTIPLIER
+    return _input_dollars(plain + written + read, model)
+
+
+def estimate_cost(
+    estimates: Mapping[str, Sequence[CallEstimate]],
+    model: ModelInfo,
+    *,
+    batch: bool = False,
+    prompt_caching: Mapping[str, bool] | None = None,
+    questions: int | None = None,
+    cached_questions: int = 0,
+    family_questions: Mapping[str, int] | None = None,
+) -> CostEstimate:
+    """The cost range of the calls that ``estimates`` (family name -> one per question, or
+    their running sums, with ``family_questions`` saying how many questions each covers) expect.
+
+    ``prompt_caching`` says, per family, whether its system prompt is sent marked for caching.
+    """
+    caching = prompt_caching or {}
+    totals: dict[str, list[float]] = defaultdict(lambda: [0.0] * 6)
+    system_low: dict[str, float] = {}
+    system_high: dict[str, float] = {}
+    for family, family_estimates in estimates.items():
+        total = totals[family]
+        for estimate in family_estimates:
+            total[0] += estimate.calls_low
+            total[1] += estimate.calls_high
+            total[2] += estimate.input_tokens_low
+            total[3] += estimate.input_tokens_high
+            total[4] += estimate.output_tokens_low
+            total[5] += estimate.output_tokens_high
+            if estimate.system_characters:
+                system_low[family] = estimate.system_tokens_low()
+                system_high[family] = estimate.system_tokens_high()
+    low_usd = high_usd = 0.0
+    family_costs: list[FamilyCost] = []
+    for family, (calls_low, calls_high, in_low, in_high, out_low, out_high) in totals.items():
+        if caching.get(family) and family in system_low:
+            family_low = _cached_input_dollars(calls_low, in_low, system_low[family], model)
+            if batch:
+                family_high = _input_dollars(in_high, model)
+            else:
+                family_high = _cached_input_dollars(calls_high, in_high, system_high[family], model)
+        else:
+            family_low = _input_dollars(in_low, model)
+            family_high = _input_dollars(in_high, model)
+        family_low += _output_dollars(out_low, model)
+        family_high += _output_dollars(out_high, model)
+        if batch:
+            family_low *= BATCH_DISCOUNT
+            family_high *= BATCH_DISCOUNT
+        low_usd += family_low
+        high_usd += family_high
+        family_costs.append(
+            FamilyCost(
+                family=family,
+                questions=(family_questions or {}).get(family, len(estimates[family])),
+                calls_low=round(calls_low),
+                calls_high=round(calls_high + 0.4999),
+                output_tokens_low=round(out_low),
+                output_tokens_high=round(out_high),
+                low_usd=family_low,
+                high_usd=family_high,
+            )
+        )
+    sums = [sum(total[index] for total in totals.values()) for index in range(6)]
+    question_count = (
+        questions
+        if questions is not None
+        else max((len(values) for values in estimates.values()), default=0)
+    )
+    return CostEstimate(
+        questions=question_count,
+        expected_calls_low=round(sums[0]),
+        expected_calls_high=round(sums[1] + 0.4999),
+        input_tokens_low=round(sums[2]),
+        input_tokens_high=round(sums[3]),
+        output_tokens_low=round(sums[4]),
+        output_tokens_high=round(sums[5]),
+        low_usd=low_usd,
+        high_usd=high_usd,
+        cached_questions=cached_questions,
+        batch=batch,
+        prompt_caching=any(caching.get(family) for family in totals),
+        families=tuple(family_costs),
+    )
+
+
+def call_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> float:
+    """Dollars for the usage the API reported, cache writes and reads included."""
+    input_price = model.input_price_per_mtok
+    cost = (
+        usage.input_tokens * input_price
+        + usage.output_tokens * model.output_price_per_mtok
+        + usage.cache_creation_input_tokens * input_price * CACHE_WRITE_MULTIPLIER
+        + usage.cache_read_input_tokens * input_price * CACHE_READ_MULTIPLIER
+    ) / _PER_MILLION
+    return cost * BATCH_DISCOUNT if batch else cost
+
+
+# What a call about to start is assumed to write, for the --max-cost reservation.
+RESERVED_OUTPUT_TOKENS = 500
+
+
+def reserved_call_usd(request: ModelRequest, model: ModelInfo, *, batch: bool = False) -> float:
+    """A call's cost at its high input estimate and a long reply: what ``--max-cost`` books
+    for a call in flight, so the actual spending stays under the budget."""
+    usage = TokenUsage(request.input_tokens_high(), RESERVED_OUTPUT_TOKENS)
+    return call_cost(usage, model, batch=batch)
+
+
+def actual_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> float:
+    """Dollars for a run's summed usage (see ``call_cost``)."""
+    return call_cost(usage, model, batch=batch)
