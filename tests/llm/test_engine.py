@@ -166,6 +166,15 @@ class ScriptedModel:
             raise AssertionError("the engine never started stopping")
         return self.answer(call)
 
+    def answering_after(self, count: int) -> Action:
+        """Answered once ``count`` calls have started."""
+
+        def action(call: Call) -> CallOutcome:
+            self.wait_for_calls(count)
+            return self.answer(call)
+
+        return action
+
     def pressing(self, interrupt: threading.Event, *, after_calls: int = 0) -> Action:
         """Ctrl-C while this call is in flight (once ``after_calls`` calls have started); the
         call then finishes with its answer."""
@@ -295,8 +304,10 @@ def test_a_stop_request_lets_the_calls_in_flight_finish_journals_them_and_sends_
     stop, interrupt = threading.Event(), threading.Event()
     model = ScriptedModel(stop, hedged=[1])
     # Question 1's first verdict hedges: its votes go out while questions 2 and 3 are in
-    # flight; Ctrl-C arrives during the first vote. Question 3's call had paid for an unusable
-    # answer and is retrying when the stop reaches it.
+    # flight (the verdict comes once their calls have started); Ctrl-C arrives during the
+    # first vote. Question 3's call had paid for an unusable answer and is retrying when the
+    # stop reaches it.
+    model.on(1, 1, model.answering_after(3))
     model.on(1, 2, model.pressing(interrupt, after_calls=4))
     model.on(2, 1, model.until_stopping)
 
@@ -490,7 +501,7 @@ def stopped_during_the_votes() -> Listener:
     and that vote (stage 1) are journaled."""
     stop, interrupt = threading.Event(), threading.Event()
     model = ScriptedModel(stop, hedged=[1])
-    model.on(1, 2, model.pressing(interrupt, after_calls=4))
+    model.on(1, 2, model.pressing(interrupt))
     listener = Listener()
     with pytest.raises(KeyboardInterrupt):
         run_engine(model, [1], interrupt=interrupt, listener=listener)
