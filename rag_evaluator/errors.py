@@ -161,6 +161,15 @@ class BudgetExhaustedError(RagEvalError):
     outcome: Any = None  # the run's outcome, when its partial results were written
 
 
+class EvaluationInterrupted(Exception):
+    """Ctrl-C or SIGTERM during a run (exit 130, not an error); ``message`` says what was
+    kept and how to resume."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 class RunStoppedError(Exception):
     """Internal signal to the judge's workers that the run is stopping; not a user error.
 

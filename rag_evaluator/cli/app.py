@@ -20,8 +20,7 @@ from rag_evaluator.cli.evaluate import EVALUATE_HELP, evaluate_command
 from rag_evaluator.cli.generate import GENERATE_HELP, generate_command
 from rag_evaluator.cli.report import report_command
 from rag_evaluator.cli.review import REVIEW_HELP, review_command
-from rag_evaluator.errors import RagEvalError
-from rag_evaluator.evaluate.run import EvaluationInterrupted
+from rag_evaluator.errors import EvaluationInterrupted, RagEvalError
 
 EXIT_INTERRUPTED = 130
 

@@ -1,11 +1,9 @@
-"""The generate run: documents, chunks, planned questions, confirmation, calls, filters, files.
+"""``rag-eval generate``: documents, chunks, planned questions, confirmation, calls, filters,
+the golden set's two files.
 
-The calls go through the judge's call path: each question is a ``GenerationFamily`` task, the
-plan (response cache, requests too long, cost estimate) is ``llm/judging.py``'s
-``plan_judging`` and the calls, checkpoint lines, Ctrl-C and budget stops are its
-``judge_pending`` (direct calls on the engine's workers, or Message Batches). A run asks its
-questions in rounds: the first asks ``--count``, each later one replaces the questions the
-filters dropped (see ``generate/selection.py``).
+Each question is a ``GenerationFamily`` task run on the shared run session (the lock, the
+response cache, the resume decision, the client, the estimate, ``Proceed?``, the calls and
+their checkpoint); a run asks its questions in rounds (see ``generate/rounds.py``).
 
 Prints nothing: everything the user sees or answers goes through ``GenerateInteraction``.
 """
@@ -13,23 +11,14 @@ Prints nothing: everything the user sees or answers goes through ``GenerateInter
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
 from rag_evaluator import __version__
-from rag_evaluator.errors import (
-    CheckpointError,
-    ConfigError,
-    InputError,
-    MissingExtraError,
-    UsageError,
-)
-from rag_evaluator.families.base import QuestionRecord, first_stage
+from rag_evaluator.errors import ConfigError, InputError, MissingExtraError, UsageError
+from rag_evaluator.families.base import QuestionRecord
 from rag_evaluator.generate.documents import (
     DEFAULT_CHUNK_CHARACTERS,
     MIN_CHUNK_CHARACTERS,
@@ -53,153 +42,70 @@ from rag_evaluator.generate.golden_set import (
 )
 from rag_evaluator.generate.prompts import Example, build_system_prompt
 from rag_evaluator.generate.reading import DocumentSet, read_documents
+from rag_evaluator.generate.request import (
+    EXIT_ALL_WRITTEN,
+    EXIT_FEWER_WRITTEN,
+    PAIRING_AUTO,
+    PAIRING_EMBEDDINGS,
+    PAIRING_KEYWORDS,
+    PAIRINGS,
+    GenerateInteraction,
+    GenerateOutcome,
+    GeneratePlan,
+    GenerateRequest,
+)
+from rag_evaluator.generate.rounds import Rounds, first_round_counts, known_records, with_allowance
 from rag_evaluator.generate.sampling import (
-    DEFAULT_TYPES,
-    FACTUAL,
     MULTI_HOP,
     EmbeddingPartners,
     KeywordPartners,
     PartnerFinder,
-    QuestionSlot,
     SlotPlanner,
     parse_types,
-    type_counts,
 )
-from rag_evaluator.generate.selection import (
-    MAX_ROUNDS,
-    SlotOutcome,
-    extra_allowance,
-    judge_replies,
-    replacement_types,
-)
+from rag_evaluator.generate.selection import SlotOutcome
 from rag_evaluator.generate.summary import GenerationFacts, generation_summary
-from rag_evaluator.generate.task import (
-    GENERATION_FAMILY,
-    GenerationFamily,
-    GenerationItem,
-    GenerationResult,
-)
+from rag_evaluator.generate.task import GENERATION_FAMILY, GenerationFamily
 from rag_evaluator.inputs.files import read_input_bytes
 from rag_evaluator.inputs.records import TokenUsage
 from rag_evaluator.llm.checkpoint.store import (
     CheckpointHeader,
-    LoadedCheckpoint,
     checkpoint_path,
-    load_checkpoint,
-    lock_run,
     remove_checkpoint,
     resolve_checkpoint_directory,
 )
-from rag_evaluator.llm.cost import CostEstimate, dollar_range, estimate_cost
+from rag_evaluator.llm.cost import dollar_range
 from rag_evaluator.llm.fingerprint import checkpoint_key
-from rag_evaluator.llm.judging import (
-    JudgingInteraction,
+from rag_evaluator.llm.models import ModelInfo, resolve_model
+from rag_evaluator.llm.planning import (
+    CountTokens,
     JudgingOptions,
     JudgingPlan,
     PreparedCheckpoint,
     draw_seed,
-    judge_pending,
-    plan_judging,
 )
-from rag_evaluator.llm.models import ModelInfo, resolve_model
-from rag_evaluator.llm.requests import CallOutcome, ModelRequest
-from rag_evaluator.llm.response_cache import CACHE_FILE_NAME, ResponseCache, default_cache_directory
-from rag_evaluator.results.summary import SummaryLine
+from rag_evaluator.llm.response_cache import default_cache_directory
+from rag_evaluator.llm.session import (
+    ResumeDecision,
+    ResumeTexts,
+    RunSession,
+    SessionConfig,
+    cache_path,
+)
 from rag_evaluator.settings import Settings
-
-if TYPE_CHECKING:
-    from rag_evaluator.llm.client import ModelClient
 
 logger = logging.getLogger(__name__)
 
-EXIT_ALL_WRITTEN = 0
-EXIT_FEWER_WRITTEN = 1
-
-PAIRING_AUTO = "auto"
-PAIRING_KEYWORDS = "keywords"
-PAIRING_EMBEDDINGS = "embeddings"
-PAIRINGS = (PAIRING_AUTO, PAIRING_KEYWORDS, PAIRING_EMBEDDINGS)
 PROMPT_ORIGIN = "built-in generator prompt"
+RESUME_TEXTS = ResumeTexts("generate run from these documents", "documents, options and model")
 
-
-class GenerateInteraction(JudgingInteraction, Protocol):
-    """How the pipeline talks to the user; the command implements it with ``console``."""
-
-    def show_plan(self, plan: GeneratePlan) -> None: ...
-
-    def work_progress(self, label: str, done: int, total: int) -> None: ...
-
-    def finished(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class GenerateRequest:
-    """Everything the user chose for a generate run (the command's options, parsed)."""
-
-    docs_dir: Path
-    working_directory: Path
-    count: int = 50
-    model: str = "sonnet"
-    examples_path: Path | None = None
-    types: str = DEFAULT_TYPES
-    seed: int | None = None
-    chunk_characters: int = DEFAULT_CHUNK_CHARACTERS
-    pairing: str = PAIRING_AUTO
-    output_dir: Path = Path(".")
-    force: bool = False
-    delay_seconds: float | None = None  # None: 0.5 s sequential, none when concurrent
-    max_retries: int = 6
-    timeout_seconds: float = 120.0
-    concurrency: int = 1
-    batch: bool = False
-    batch_poll_seconds: float = 30.0
-    use_cache: bool = True
-    exact_estimate: bool = False
-    max_cost: float | None = None
-    checkpoint_dir: Path | None = None
-
-
-@dataclass(frozen=True)
-class GeneratePlan:
-    """What the run is about to do, shown before ``Proceed?``."""
-
-    docs_dir: Path
-    documents: int
-    chunks: int
-    question_chunks: int
-    skipped_files: list[str]
-    count: int
-    type_counts: dict[str, int]
-    pairing: str
-    examples: int
-    model: ModelInfo
-    seed: int
-    seed_was_drawn: bool
-    questions_path: Path
-    ground_truth_path: Path
-    resumed_count: int = 0
-    pending_count: int = 0
-    cached_count: int = 0
-    too_long: list[int] = field(default_factory=list)
-    estimate: CostEstimate | None = None
-    top_up_allowance: int = 0
-    checkpoint_path: Path | None = None
-    concurrency: int = 1
-    batch: bool = False
-    max_cost: float | None = None
-
-
-@dataclass(frozen=True)
-class GenerateOutcome:
-    """How the run ended, for the command to report."""
-
-    declined: bool
-    exit_code: int
-    count: int = 0
-    written: int = 0
-    questions_path: Path | None = None
-    ground_truth_path: Path | None = None
-    summary: list[SummaryLine] = field(default_factory=list)
+__all__ = [
+    "PAIRING_AUTO",
+    "GenerateOutcome",
+    "GeneratePlan",
+    "GenerateRequest",
+    "run_generation",
+]
 
 
 def _log_request(request: GenerateRequest) -> None:
@@ -284,190 +190,60 @@ def _partners(
     return EmbeddingPartners([chunk.chunk_id for chunk in chunks], similarities)
 
 
-def _checkpoint_location(request: GenerateRequest, settings: Settings) -> Path:
-    """The checkpoint of a generate run from this folder into these output files."""
+def _session_config(
+    request: GenerateRequest, settings: Settings, model: ModelInfo, api_key: str
+) -> SessionConfig:
+    """The session of a generate run from this folder into these output files."""
     directory = resolve_checkpoint_directory(request.checkpoint_dir, settings.checkpoint_dir)
     key = checkpoint_key(
         [GENERATION_FAMILY, str(request.docs_dir.resolve()), str(request.output_dir.resolve())]
     )
-    return checkpoint_path(directory, f"{GENERATION_FAMILY}-{key}")
-
-
-def _open_cache(request: GenerateRequest, settings: Settings) -> ResponseCache:
-    if not request.use_cache:
-        return ResponseCache(None)
-    return ResponseCache((settings.cache_dir or default_cache_directory()) / CACHE_FILE_NAME)
-
-
-def _make_client(
-    request: GenerateRequest,
-    api_key: str,
-    model: ModelInfo,
-    stop: threading.Event,
-    spent_usd: float,
-) -> ModelClient:
-    # Imported here: the SDK takes seconds to import.
-    from rag_evaluator.llm.client import ClientSettings, ModelClient
-    from rag_evaluator.llm.limits import CallLimiter, SpendingCap, call_spacing
-    from rag_evaluator.llm.transport import Transport
-
-    concurrency = request.concurrency if not request.batch else 1
-    return ModelClient(
-        Transport(api_key, request.timeout_seconds),
-        ClientSettings(model=model, max_retries=request.max_retries, batch=request.batch),
-        limiter=CallLimiter(
-            concurrency, call_spacing(request.delay_seconds, concurrency), stop=stop
-        ),
-        # The budget covers the whole run: what the resumed sessions spent counts.
-        cap=SpendingCap(request.max_cost, already_spent_usd=spent_usd),
+    return SessionConfig(
+        model=model,
         api_key=api_key,
+        checkpoint_path=checkpoint_path(directory, f"{GENERATION_FAMILY}-{key}"),
+        cache_path=cache_path(request.use_cache, settings.cache_dir or default_cache_directory()),
+        timeout_seconds=request.timeout_seconds,
+        max_retries=request.max_retries,
+        concurrency=request.concurrency,
+        delay_seconds=request.delay_seconds,
+        batch=request.batch,
+        batch_poll_seconds=request.batch_poll_seconds,
+        max_cost=request.max_cost,
+        exact_estimate=request.exact_estimate,
     )
 
 
-@dataclass(frozen=True)
-class _ResumeDecision:
-    loaded: LoadedCheckpoint | None
-    replaces: Path | None
+def _changes(fingerprint: GenerationFingerprint):  # type: ignore[no-untyped-def]
+    """What changed since a checkpoint's fingerprint (another kind of run: everything)."""
+
+    def changes(saved: object) -> list[str]:
+        if not isinstance(saved, GenerationFingerprint):
+            return ["the kind of run"]
+        return generation_differences(saved, fingerprint)
+
+    return changes
 
 
-def _decide_resume(
-    path: Path,
-    fingerprint: GenerationFingerprint,
-    families: dict[str, GenerationFamily],
-    interaction: GenerateInteraction,
+def _header(
     request: GenerateRequest,
-) -> _ResumeDecision:
-    """Whether this run resumes the checkpoint at ``path`` (asked when there is one)."""
-    loaded = load_checkpoint(path, families)
-    if loaded is None:
-        return _ResumeDecision(None, None)
-    if not (loaded.results or loaded.stages or loaded.open_batches or loaded.unconfirmed_intents):
-        logger.info("Checkpoint %s holds no finished question; starting afresh", path)
-        return _ResumeDecision(None, None)
-    saved = loaded.header.fingerprint
-    finished = len(loaded.results)
-    differences = (
-        generation_differences(saved, fingerprint)
-        if isinstance(saved, GenerationFingerprint)
-        else ["the kind of run"]
+    fingerprint: GenerationFingerprint,
+    decision: ResumeDecision,
+    started_at: datetime,
+) -> CheckpointHeader:
+    """The resumed checkpoint's header, or a new one (its order grows round by round)."""
+    if decision.loaded is not None:
+        return decision.loaded.header
+    return CheckpointHeader(
+        fingerprint=fingerprint,
+        seed=request.seed if request.seed is not None else draw_seed(),
+        order=[],
+        prompt_origin=PROMPT_ORIGIN,
+        input_paths=[
+            str(path.resolve()) for path in (request.docs_dir, request.examples_path) if path
+        ],
+        created_at=started_at.isoformat(timespec="seconds"),
     )
-    if differences:
-        changed = ", ".join(differences)
-        logger.warning(
-            "An unfinished generate run from these documents (%s questions done, checkpoint "
-            "%s) cannot be resumed: %s changed since",
-            finished,
-            path,
-            changed,
-        )
-        if not interaction.confirm("Discard it and start a new run?", default=False):
-            raise CheckpointError(
-                f"The unfinished run's checkpoint was kept because {changed} changed. To resume "
-                "it, run again with the same documents, options and model; to start over, "
-                f"answer y or delete {path}"
-            )
-        return _ResumeDecision(None, path)
-    started = loaded.header.created_at.replace("T", " ")
-    interaction.info(
-        f"Found an unfinished generate run from these documents started {started}: "
-        f"{finished} questions done (seed {loaded.header.seed})."
-    )
-    if interaction.confirm("Resume previous run?", default=True):
-        if request.seed is not None and request.seed != loaded.header.seed:
-            logger.warning(
-                "--seed %s is ignored: the resumed run keeps its own seed (%s)",
-                request.seed,
-                loaded.header.seed,
-            )
-        return _ResumeDecision(loaded, None)
-    return _ResumeDecision(None, path)
-
-
-def _result(record: QuestionRecord) -> GenerationResult:
-    return record.results[GENERATION_FAMILY]  # type: ignore[return-value]
-
-
-def _known_records(plan: JudgingPlan) -> dict[int, QuestionRecord]:
-    """The records a plan has without any call: finished before, or from the response cache."""
-    known = dict(plan.done)
-    for job in plan.jobs:
-        if not job.families and job.known:
-            known[job.question_number] = QuestionRecord(job.question_number, dict(job.known))
-    return known
-
-
-class _Rounds:
-    """The question slots of every round so far, planned and judged over evaluate's planner.
-
-    Each ``plan`` is a ``JudgingPlan`` over every slot so far: the ones finished (resumed,
-    or recorded in earlier rounds) are done, the rest are jobs for the engine.
-    """
-
-    def __init__(
-        self,
-        planner: SlotPlanner,
-        chunks: Sequence[Chunk],
-        options: JudgingOptions,
-        checkpoint: PreparedCheckpoint,
-        cache: ResponseCache,
-        count: int,
-    ) -> None:
-        self.planner = planner
-        self.chunks = {chunk.chunk_id: chunk for chunk in chunks}
-        self.options = options
-        self.checkpoint = checkpoint
-        self.cache = cache
-        self.count = count
-        self.items: dict[int, GenerationItem] = {}
-        self.slots: list[QuestionSlot] = []
-        self.rounds = 0
-
-    def add(self, types: Sequence[str]) -> None:
-        self.rounds += 1
-        for slot in self.planner.plan(types):
-            self.slots.append(slot)
-            chunks = tuple(self.chunks[chunk_id] for chunk_id in slot.chunk_ids)
-            self.items[slot.number] = GenerationItem(slot, chunks)
-
-    def plan(
-        self, window: int, count_tokens: Callable[[ModelRequest], int] | None = None
-    ) -> JudgingPlan:
-        numbers = [slot.number for slot in self.slots]
-        checkpoint = replace(self.checkpoint, header=replace(self.checkpoint.header, order=numbers))
-        return plan_judging(
-            self.options,
-            checkpoint,
-            [self.items[number] for number in numbers],  # type: ignore[misc]
-            self.cache,
-            answers_name="",
-            context_window_tokens=window,
-            count_tokens=count_tokens,
-        )
-
-    def outcomes(self, records: Mapping[int, QuestionRecord]) -> list[SlotOutcome]:
-        entries = [
-            (self.items[slot.number], _result(records[slot.number]))
-            for slot in self.slots
-            if slot.number in records
-        ]
-        return judge_replies(entries, self.options.model.model_id)
-
-    def next_types(self, outcomes: Sequence[SlotOutcome]) -> list[str]:
-        """The types of the next round's questions (empty: no further round)."""
-        if self.rounds >= MAX_ROUNDS:
-            return []
-        return replacement_types(outcomes, self.count, len(self.slots))
-
-    def continue_checkpoint(self, families: Mapping[str, GenerationFamily]) -> None:
-        """The next round goes on with the checkpoint the earlier rounds wrote."""
-        path = self.checkpoint.path
-        self.checkpoint = PreparedCheckpoint(
-            path, self.checkpoint.header, load_checkpoint(path, families), None
-        )
-
-    def allowance(self) -> int:
-        """Questions later rounds may still ask to replace dropped ones."""
-        return max(0, self.count + extra_allowance(self.count) - len(self.slots))
 
 
 @dataclass(frozen=True)
@@ -497,59 +273,12 @@ def _read_inputs(request: GenerateRequest) -> _Inputs:
     return _Inputs(document_set, chunks, askable, examples, examples_bytes)
 
 
-def _first_round_counts(
-    weights: dict[str, int], count: int, planner: SlotPlanner, pairing: str | None
-) -> dict[str, int]:
-    counts = type_counts(weights, count)
-    if counts.get(MULTI_HOP) and not planner.has_pairs():
-        logger.warning(
-            "No two chunks are related enough to pair for multi_hop questions (%s); the %d "
-            "multi_hop questions are asked as factual ones",
-            "shared keywords" if pairing == PAIRING_KEYWORDS else "similar embeddings",
-            counts[MULTI_HOP],
-        )
-        counts[FACTUAL] = counts.get(FACTUAL, 0) + counts.pop(MULTI_HOP)
-    return counts
-
-
-def _with_allowance(
-    estimate: CostEstimate, rounds: _Rounds, family: GenerationFamily, batch: bool
-) -> CostEstimate:
-    """The estimate with the questions later rounds may ask added to its high end."""
-    allowance = rounds.allowance()
-    if not allowance:
-        return estimate
-    per_question = _per_question_high_usd(
-        family, list(rounds.items.values()), rounds.options.model, batch
-    )
-    return replace(
-        estimate,
-        expected_calls_high=estimate.expected_calls_high + allowance,
-        high_usd=estimate.high_usd + per_question * allowance,
-    )
-
-
-def _per_question_high_usd(
-    family: GenerationFamily, items: Sequence[GenerationItem], model: ModelInfo, batch: bool
-) -> float:
-    """The high estimate of one question's cost, averaged over (up to 50 of) ``items``."""
-    estimates = []
-    for item in list(items)[:50]:
-        stage = first_stage(family.run(item))
-        if isinstance(stage, tuple):
-            estimates.append(family.estimate(item, stage))
-    if not estimates:
-        return 0.0
-    cost = estimate_cost({GENERATION_FAMILY: estimates}, model, batch=batch)
-    return cost.high_usd / len(estimates)
-
-
 def _facts(
     inputs: _Inputs,
     request: GenerateRequest,
     model: ModelInfo,
     seed: int,
-    rounds: _Rounds,
+    rounds: Rounds,
     records: Mapping[int, QuestionRecord],
     estimate: str | None,
 ) -> GenerationFacts:
@@ -575,29 +304,35 @@ def _facts(
     )
 
 
-def run_generation(
-    request: GenerateRequest,
-    settings: Settings,
-    interaction: GenerateInteraction,
-    *,
-    now: datetime | None = None,
-) -> GenerateOutcome:
-    """Run ``rag-eval generate`` from parsed options to the two written files."""
-    started_at = now or datetime.now()
-    _log_request(request)
+@dataclass(frozen=True)
+class _Setup:
+    """What the run works from, settled before any file is locked or any call is made."""
+
+    model: ModelInfo
+    api_key: str
+    weights: dict[str, int]
+    paths: tuple[Path, Path]
+    inputs: _Inputs
+    family: GenerationFamily
+    pairing: str | None
+    fingerprint: GenerationFingerprint
+
+
+def _prepare(request: GenerateRequest, settings: Settings) -> _Setup:
+    """Options checked, documents read and chunked, the generator and its fingerprint."""
     weights = _check_request(request)
     model = resolve_model(request.model)
     paths = golden_set_paths(request.output_dir)
     if not request.force:
         refuse_to_overwrite(paths)
     inputs = _read_inputs(request)
-    if settings.api_key is None:
+    api_key = settings.api_key
+    if api_key is None:
         raise ConfigError(
             "ANTHROPIC_API_KEY is not set. Set ANTHROPIC_API_KEY or put it in a .env file in "
             "this folder (ANTHROPIC_API_KEY=sk-ant-...)"
         )
     family = GenerationFamily(build_system_prompt(inputs.examples))
-    families = {GENERATION_FAMILY: family}
     pairing = _pairing_method(request, weights)
     fingerprint = generation_fingerprint(
         inputs.documents.digest,
@@ -611,140 +346,140 @@ def run_generation(
         model.model_id,
         family.system_prompt,
     )
-    stop = threading.Event()
-    with ExitStack() as hold:
-        checkpoint_file = _checkpoint_location(request, settings)
-        # Held until the run ends: two runs into the same files cannot interleave.
-        hold.enter_context(lock_run(checkpoint_file))
-        cache = _open_cache(request, settings)
-        hold.callback(cache.close)
-        decision = _decide_resume(checkpoint_file, fingerprint, families, interaction, request)
-        if decision.loaded is not None:
-            seed = decision.loaded.header.seed
-            header = decision.loaded.header
-        else:
-            seed = request.seed if request.seed is not None else draw_seed()
-            header = CheckpointHeader(
-                fingerprint=fingerprint,
-                seed=seed,
-                order=[],
-                prompt_origin=PROMPT_ORIGIN,
-                input_paths=[
-                    str(path.resolve())
-                    for path in (request.docs_dir, request.examples_path)
-                    if path
-                ],
-                created_at=started_at.isoformat(timespec="seconds"),
-            )
-        planner = SlotPlanner(inputs.askable, _partners(pairing, inputs.askable, interaction), seed)
-        counts = _first_round_counts(weights, request.count, planner, pairing)
-        spent = decision.loaded.spent_usd if decision.loaded is not None else 0.0
-        client = _make_client(request, settings.api_key, model, stop, spent)
-        hold.callback(client.close)
+    return _Setup(model, api_key, weights, paths, inputs, family, pairing, fingerprint)
+
+
+def run_generation(
+    request: GenerateRequest,
+    settings: Settings,
+    interaction: GenerateInteraction,
+    *,
+    now: datetime | None = None,
+) -> GenerateOutcome:
+    """Run ``rag-eval generate`` from parsed options to the two written files."""
+    started_at = now or datetime.now()
+    _log_request(request)
+    setup = _prepare(request, settings)
+    config = _session_config(request, settings, setup.model, setup.api_key)
+    with RunSession(config, interaction) as session:
+        family = setup.family
+        decision = session.resume(
+            _changes(setup.fingerprint), {GENERATION_FAMILY: family}, RESUME_TEXTS, request.seed
+        )
+        header = _header(request, setup.fingerprint, decision, started_at)
+        askable = setup.inputs.askable
+        planner = SlotPlanner(askable, _partners(setup.pairing, askable, interaction), header.seed)
+        counts = first_round_counts(setup.weights, request.count, planner, setup.pairing)
+        session.connect(decision.loaded.spent_usd if decision.loaded is not None else 0.0)
         options = JudgingOptions(
-            model=model,
+            model=setup.model,
             families=(family,),
-            prompt_origin=PROMPT_ORIGIN,
             concurrency=request.concurrency,
             batch=request.batch,
             use_cache=request.use_cache,
-            exact_estimate=request.exact_estimate,
         )
-        checkpoint = PreparedCheckpoint(checkpoint_file, header, decision.loaded, decision.replaces)
-        rounds = _Rounds(planner, inputs.askable, options, checkpoint, cache, request.count)
+        path = session.config.checkpoint_path
+        checkpoint = PreparedCheckpoint(path, header, decision.loaded, decision.replaces)
+        rounds = Rounds(planner, askable, options, checkpoint, session.cache, request.count)
         rounds.add(planner.first_round_types(counts))
-
-        # Rounds whose every question is known already (resumed, or in the response cache)
-        # are replayed now, so the estimate and Proceed? cover the calls still to come.
-        plan = rounds.plan(client.context_window_tokens)
-        while not plan.sends_calls:
-            more = rounds.next_types(rounds.outcomes(_known_records(plan)))
-            if not more:
-                break
-            rounds.add(more)
-            plan = rounds.plan(client.context_window_tokens)
-        if plan.sends_calls:
-            if not interaction.can_confirm():
-                raise UsageError(
-                    "There is no terminal to ask 'Proceed?' before paying for the calls. "
-                    "Run with --yes (-y) to confirm in scripts and CI"
-                )
-            # Free, and before the user is asked to pay: a bad key or model stops here.
-            window = client.check_model()
-            if window is not None and window != model.context_window_tokens:
-                plan = rounds.plan(window)
-            if request.exact_estimate and plan.sends_calls:
-                plan = rounds.plan(client.context_window_tokens, client.count_input_tokens)
-        sends = plan.sends_calls
-        estimate = _with_allowance(plan.estimate, rounds, family, request.batch)
-        interaction.show_plan(
-            GeneratePlan(
-                docs_dir=request.docs_dir,
-                documents=len(inputs.documents.documents),
-                chunks=len(inputs.chunks),
-                question_chunks=len(inputs.askable),
-                skipped_files=inputs.documents.skipped,
-                count=request.count,
-                type_counts=counts,
-                pairing=pairing or "",
-                examples=len(inputs.examples),
-                model=model,
-                seed=seed,
-                seed_was_drawn=decision.loaded is None and request.seed is None,
-                questions_path=paths[0],
-                ground_truth_path=paths[1],
-                resumed_count=len(plan.done),
-                pending_count=sum(1 for job in plan.jobs if job.families),
-                cached_count=plan.cached_count,
-                too_long=plan.too_long,
-                estimate=estimate if sends else None,
-                top_up_allowance=rounds.allowance(),
-                checkpoint_path=checkpoint_file,
-                concurrency=request.concurrency,
-                batch=request.batch,
-                max_cost=request.max_cost,
-            )
-        )
-        if sends and not interaction.confirm("Proceed?", default=True):
-            logger.info("The user declined to proceed; nothing was generated")
+        plan = session.prepare(lambda window, count: _replayed_plan(rounds, window, count))
+        estimate = with_allowance(plan.estimate, rounds, family, request.batch)
+        shown = _shown_plan(request, setup, counts, header, decision, plan, rounds)
+        if not session.confirm(plan, lambda: interaction.show_plan(shown)):
             return GenerateOutcome(declined=True, exit_code=EXIT_ALL_WRITTEN)
         # Found out now, not after every question has been paid for.
         check_output_folder(request.output_dir)
-        batches = None
-        if request.batch:
-            from rag_evaluator.llm.batches import BatchRunner
-
-            batches = BatchRunner(
-                client, stop, poll_seconds=request.batch_poll_seconds, interaction=interaction
-            )
-
-        def call(model_request: ModelRequest, label: str) -> CallOutcome:
-            return client.call(model_request, label=label)
-
-        while True:
-            judged = judge_pending(plan, options, call, cache, interaction, stop, batches)
-            records = judged.records
-            hold.callback(records.close)
-            if judged.budget_stop is not None:
-                # No golden set from part of the questions; the checkpoint keeps them all.
-                raise judged.budget_stop
-            outcomes = rounds.outcomes(records)
-            more = rounds.next_types(outcomes)
-            if not more:
-                break
-            logger.info(
-                "%d question(s) dropped so far; asking %d more (round %d)",
-                sum(outcome.pair is None for outcome in outcomes),
-                len(more),
-                rounds.rounds + 1,
-            )
-            rounds.add(more)
-            rounds.continue_checkpoint(families)
-            plan = rounds.plan(client.context_window_tokens)
+        outcomes, records = _ask_rounds(session, rounds, plan, options)
         interaction.finished()
-        estimate_text = dollar_range(estimate.low_usd, estimate.high_usd) if sends else None
-        facts = _facts(inputs, request, model, seed, rounds, records, estimate_text)
-        return _finish(request, outcomes, facts, paths, checkpoint_file)
+        shown_estimate = dollar_range(estimate.low_usd, estimate.high_usd)
+        facts = _facts(
+            setup.inputs,
+            request,
+            setup.model,
+            header.seed,
+            rounds,
+            records,
+            shown_estimate if plan.sends_calls else None,
+        )
+        return _finish(request, outcomes, facts, setup.paths, path)
+
+
+def _replayed_plan(rounds: Rounds, window: int, count_tokens: CountTokens | None) -> JudgingPlan:
+    """The plan of the next calls: rounds whose every question is known already (resumed,
+    or in the response cache) are replayed first, so the estimate covers what is to come."""
+    plan = rounds.plan(window, count_tokens)
+    while not plan.sends_calls:
+        more = rounds.next_types(rounds.outcomes(known_records(plan)))
+        if not more:
+            break
+        rounds.add(more)
+        plan = rounds.plan(window, count_tokens)
+    return plan
+
+
+def _shown_plan(
+    request: GenerateRequest,
+    setup: _Setup,
+    counts: dict[str, int],
+    header: CheckpointHeader,
+    decision: ResumeDecision,
+    plan: JudgingPlan,
+    rounds: Rounds,
+) -> GeneratePlan:
+    """What the run is about to do, as shown before ``Proceed?``."""
+    inputs = setup.inputs
+    estimate = with_allowance(plan.estimate, rounds, setup.family, request.batch)
+    return GeneratePlan(
+        docs_dir=request.docs_dir,
+        documents=len(inputs.documents.documents),
+        chunks=len(inputs.chunks),
+        question_chunks=len(inputs.askable),
+        skipped_files=inputs.documents.skipped,
+        count=request.count,
+        type_counts=counts,
+        pairing=setup.pairing or "",
+        examples=len(inputs.examples),
+        model=setup.model,
+        seed=header.seed,
+        seed_was_drawn=decision.loaded is None and request.seed is None,
+        questions_path=setup.paths[0],
+        ground_truth_path=setup.paths[1],
+        resumed_count=len(plan.done),
+        pending_count=sum(1 for job in plan.jobs if job.families),
+        cached_count=plan.cached_count,
+        too_long=plan.too_long,
+        estimate=estimate if plan.sends_calls else None,
+        top_up_allowance=rounds.allowance(),
+        checkpoint_path=plan.checkpoint.path,
+        concurrency=request.concurrency,
+        batch=request.batch,
+        max_cost=request.max_cost,
+    )
+
+
+def _ask_rounds(
+    session: RunSession, rounds: Rounds, plan: JudgingPlan, options: JudgingOptions
+) -> tuple[list[SlotOutcome], Mapping[int, QuestionRecord]]:
+    """Every round's calls until no dropped question is left to replace."""
+    while True:
+        judged = session.judge(plan, options)
+        records = judged.records
+        if judged.budget_stop is not None:
+            # No golden set from part of the questions; the checkpoint keeps them all.
+            raise judged.budget_stop
+        outcomes = rounds.outcomes(records)
+        more = rounds.next_types(outcomes)
+        if not more:
+            return outcomes, records
+        logger.info(
+            "%d question(s) dropped so far; asking %d more (round %d)",
+            sum(outcome.pair is None for outcome in outcomes),
+            len(more),
+            rounds.rounds + 1,
+        )
+        rounds.add(more)
+        rounds.continue_checkpoint({GENERATION_FAMILY: options.families[0]})  # type: ignore[dict-item]
+        plan = rounds.plan(session.client.context_window_tokens)
 
 
 def _finish(

@@ -1,6 +1,6 @@
 """``--batch`` on its own (issue 21): the batch runner over a scripted API, no HTTP.
 
-Each run goes through the real pipeline (``prepare_checkpoint``, ``plan_judging``,
+Each run goes through the real pipeline (a resumed checkpoint, ``plan_judging``,
 ``judge_pending`` with a ``BatchRunner`` over a real ``ModelClient``); the API is
 ``scripted_api.ScriptedApi``, handed to the client in place of its SDK transport. The
 checkpoint is a real file in ``tmp_path``, read back line by line.
@@ -25,24 +25,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scripted_api import HAIKU, Errored, Reply, ScriptedApi, Unusable, api_error
 
-from rag_evaluator.errors import BudgetExhaustedError, JudgeFatalError
+from rag_evaluator.errors import BudgetExhaustedError, EvaluationInterrupted, JudgeFatalError
 from rag_evaluator.families.judge.family import JudgeFamily
 from rag_evaluator.families.judge.prompts import DEFAULT_SYSTEM_PROMPT
 from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES
 from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
+from rag_evaluator.inputs.selection import shuffled_order
 from rag_evaluator.llm import batches
 from rag_evaluator.llm.batches import BatchRunner
+from rag_evaluator.llm.checkpoint.store import CheckpointHeader, load_checkpoint
 from rag_evaluator.llm.client import ClientSettings, ModelClient
 from rag_evaluator.llm.cost import call_cost, reserved_call_usd
-from rag_evaluator.llm.judging import (
-    EvaluationInterrupted,
-    JudgedRecords,
-    JudgingOptions,
-    judge_pending,
-    plan_judging,
-    prepare_checkpoint,
-)
+from rag_evaluator.llm.fingerprint import fingerprint_run
+from rag_evaluator.llm.judging import JudgedRecords, judge_pending
 from rag_evaluator.llm.limits import SpendingCap
+from rag_evaluator.llm.planning import JudgingOptions, PreparedCheckpoint, plan_judging
 from rag_evaluator.llm.response_cache import ResponseCache
 
 JUDGE = JudgeFamily(DEFAULT_SYSTEM_PROMPT, DEFAULT_HEDGE_PHRASES)
@@ -127,18 +124,8 @@ class Workspace:
         self, *, budget: float | None = None, stop: threading.Event | None = None
     ) -> JudgedRecords:
         """One evaluate ``--batch`` run: resumes the checkpoint when there is one."""
-        options = JudgingOptions(
-            model=HAIKU,
-            families=(JUDGE,),
-            prompt_origin="built-in",
-            input_paths=self.inputs(),
-            seed=1,
-            batch=True,
-            use_cache=False,
-        )
-        prepared = prepare_checkpoint(
-            options, self.interaction, set(self.numbers), self.checkpoint, datetime.now(UTC)
-        )
+        options = JudgingOptions(model=HAIKU, families=(JUDGE,), batch=True, use_cache=False)
+        prepared = self.prepared_checkpoint()
         spent = prepared.resume_from.spent_usd if prepared.resume_from is not None else 0.0
         self.client = ModelClient(
             self.api,  # type: ignore[arg-type]
@@ -167,6 +154,23 @@ class Workspace:
         return judge_pending(
             plan, options, no_direct_call, cache, self.interaction, stop, batches=runner
         )
+
+    def prepared_checkpoint(self) -> PreparedCheckpoint:
+        """The workspace's checkpoint, resumed when it holds anything (as evaluate would)."""
+        loaded = load_checkpoint(self.checkpoint, {JUDGE.name: JUDGE})
+        if loaded is not None and (
+            loaded.results or loaded.stages or loaded.open_batches or loaded.unconfirmed_intents
+        ):
+            return PreparedCheckpoint(self.checkpoint, loaded.header, loaded, None)
+        header = CheckpointHeader(
+            fingerprint=fingerprint_run(b"", b"", b"", HAIKU.model_id, "", families=["judge"]),
+            seed=1,
+            order=shuffled_order(set(self.numbers), 1),
+            prompt_origin="built-in",
+            input_paths=[str(path) for path in self.inputs()],
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        return PreparedCheckpoint(self.checkpoint, header, None, None)
 
     def lines(self) -> list[dict[str, Any]]:
         text = self.checkpoint.read_text(encoding="utf-8")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from rag_evaluator.errors import UsageError
+from rag_evaluator.errors import EvaluationInterrupted, UsageError
 from rag_evaluator.generate.golden_set import read_table, write_table
 from rag_evaluator.generate.review.table import (
     EditError,
@@ -20,7 +20,6 @@ from rag_evaluator.generate.review.table import (
     render_edit_file,
 )
 from rag_evaluator.inputs.selection import format_numbers
-from rag_evaluator.llm.judging import EvaluationInterrupted
 
 logger = logging.getLogger(__name__)
 

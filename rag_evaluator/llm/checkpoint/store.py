@@ -509,25 +509,64 @@ def _stage_cost(stage: RecordedStage) -> float:
     return sum(outcome.cost_usd for outcome in stage.outcomes if outcome is not None)
 
 
-def load_checkpoint(path: Path, families: Families) -> LoadedCheckpoint | None:
-    """Read a checkpoint, or return ``None`` when there is none.
-
-    A last line that does not parse is a write cut short by a crash: it is ignored with a
-    warning. Any other line that does not parse raises CheckpointError naming the file.
-    """
+def _open_for_reading(path: Path) -> BinaryIO | None:
     try:
-        handle = path.open("rb")
+        return path.open("rb")
     except FileNotFoundError:
         return None
     except NotADirectoryError as exc:
         raise _not_a_folder(path.parent) from exc
     except OSError as exc:
         raise _unreadable(path, exc) from exc
+
+
+def load_checkpoint(path: Path, families: Families) -> LoadedCheckpoint | None:
+    """Read a checkpoint, or return ``None`` when there is none.
+
+    A last line that does not parse is a write cut short by a crash: it is ignored with a
+    warning. Any other line that does not parse raises CheckpointError naming the file.
+    """
+    handle = _open_for_reading(path)
+    if handle is None:
+        return None
     with handle:
         try:
             return _read_checkpoint(path, handle, families)
         except OSError as exc:
             raise _unreadable(path, exc) from exc
+
+
+def read_header(path: Path) -> CheckpointHeader | None:
+    """A checkpoint's header alone (``None`` when there is no checkpoint): what a run is
+    compared with before any of its records, read with the run's families, is parsed."""
+    handle = _open_for_reading(path)
+    if handle is None:
+        return None
+    with handle:
+        try:
+            return _parse_header(path, handle.readline())
+        except OSError as exc:
+            raise _unreadable(path, exc) from exc
+
+
+def count_finished(path: Path) -> int:
+    """How many finished questions a checkpoint holds, counted without reading their
+    results (whatever families wrote them); damaged lines are not counted."""
+    handle = _open_for_reading(path)
+    if handle is None:
+        return 0
+    finished = 0
+    with handle:
+        handle.readline()
+        for raw_line in handle:
+            if b'"type":"question"' not in raw_line:
+                continue
+            try:
+                data = json.loads(raw_line.decode("utf-8"))
+            except (ValueError, RecursionError):
+                continue
+            finished += isinstance(data, dict) and data.get("type") == "question"
+    return finished
 
 
 def _unreadable(path: Path, exc: OSError) -> CheckpointError:
@@ -537,9 +576,7 @@ def _unreadable(path: Path, exc: OSError) -> CheckpointError:
     )
 
 
-def _read_checkpoint(path: Path, handle: BinaryIO, families: Families) -> LoadedCheckpoint:
-    # Line by line from the stream: a million-question checkpoint is never held whole.
-    first = handle.readline()
+def _parse_header(path: Path, first: bytes) -> CheckpointHeader:
     if not first:
         raise _damaged(path, "it is empty")
     try:
@@ -556,9 +593,15 @@ def _read_checkpoint(path: Path, handle: BinaryIO, families: Families) -> Loaded
             f"(format {header_data.get('format')}). Delete {path} to start the run over"
         )
     try:
-        header = _header_from_json(header_data)
+        return _header_from_json(header_data)
     except (ValueError, KeyError, TypeError) as exc:
         raise _damaged(path, "line 1 is not a checkpoint header") from exc
+
+
+def _read_checkpoint(path: Path, handle: BinaryIO, families: Families) -> LoadedCheckpoint:
+    # Line by line from the stream: a million-question checkpoint is never held whole.
+    first = handle.readline()
+    header = _parse_header(path, first)
     reader = _Reader(path, families)
     offset = len(first)
     raw_line_end = first[-1:]

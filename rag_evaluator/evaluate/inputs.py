@@ -1,0 +1,162 @@
+"""The evaluate run's inputs: the files read, the questions selected, the metadata carried,
+and what a run without reference answers leaves out."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from rag_evaluator.errors import InputError
+from rag_evaluator.evaluate.request import EvaluateRequest, InputFileInfo, RunPlan
+from rag_evaluator.families.base import JudgedFamily
+from rag_evaluator.families.setup import LlmFamilySetup
+from rag_evaluator.inputs.fields import GROUND_TRUTH, QUESTION_NUMBER
+from rag_evaluator.inputs.load import load_dataset, load_input_files
+from rag_evaluator.inputs.references import ReferenceFreeFamilies, left_out_line, without_references
+from rag_evaluator.inputs.selection import Selection, select_items
+from rag_evaluator.offline.families import MetricFamilies, runnable_offline_families
+from rag_evaluator.offline.registry import QUALITY, SEMANTIC
+from rag_evaluator.results.groups import resolve_group_column
+from rag_evaluator.results.writer import results_columns
+
+logger = logging.getLogger(__name__)
+
+
+def load_inputs(
+    request: EvaluateRequest,
+) -> tuple[list[InputFileInfo], Selection, list[str], bool]:
+    """The input files' sizes, the questions to score, the metadata columns and whether the
+    inputs hold no reference answer.
+
+    The loaded rows are dropped on return: only the selected items live on through the run.
+    """
+    if request.dataset_path is not None:
+        inputs = load_dataset(request.dataset_path)
+    else:
+        inputs = load_input_files(
+            request.questions_path,
+            None if request.reference_free else request.ground_truth_path,
+            request.answers_path,
+        )
+    files = (
+        [InputFileInfo("Dataset", request.dataset_path, len(inputs.dataset.rows))]
+        if request.dataset_path is not None and inputs.dataset is not None
+        else [
+            InputFileInfo("Questions", request.questions_path, len(inputs.questions.rows)),
+            *(
+                []
+                if inputs.reference_free
+                else [
+                    InputFileInfo(
+                        "Ground truth", request.ground_truth_path, len(inputs.ground_truth.rows)
+                    )
+                ]
+            ),
+            InputFileInfo("Answers", request.answers_path, len(inputs.answers.rows)),
+        ]
+    )
+    selection = select_items(
+        inputs.questions,
+        inputs.ground_truth,
+        inputs.answers,
+        score_missing=request.score_missing,
+        reference_free=inputs.reference_free,
+    )
+    return files, selection, inputs.metadata_columns, inputs.reference_free
+
+
+def _reference_free_choice(families: MetricFamilies, llm: LlmFamilySetup) -> ReferenceFreeFamilies:
+    return without_references(
+        families.judge,
+        llm.names,
+        families.offline,
+        rubric_reads_reference=llm.rubric_reads_reference,
+    )
+
+
+def settle_ground_truth(
+    request: EvaluateRequest, families: MetricFamilies, llm: LlmFamilySetup
+) -> EvaluateRequest:
+    """The three CSVs without ground_truth.csv (and no --ground-truth): a run without
+    references when a family asked for can run without one, else the missing-file error
+    with both fixes."""
+    if (
+        request.dataset_path is not None
+        or request.ground_truth_given
+        or request.ground_truth_path.exists()
+    ):
+        return request
+    if _reference_free_choice(families, llm).empty and not families.wants_all:
+        raise InputError(
+            f"{request.ground_truth_path.name} not found. Create this file with columns: "
+            f"{QUESTION_NUMBER}, {GROUND_TRUTH}, or run families that need no reference "
+            f"answer, such as --metrics {_reference_free_suggestion()}",
+            request.ground_truth_path,
+        )
+    return replace(request, reference_free=True)
+
+
+def _reference_free_suggestion() -> str:
+    """The offline families to suggest for a run without references (those installed)."""
+    runnable = runnable_offline_families()
+    return ",".join(family for family in (QUALITY, SEMANTIC) if family in runnable)
+
+
+def reference_free_families(
+    request: EvaluateRequest, families: MetricFamilies, llm: LlmFamilySetup
+) -> tuple[MetricFamilies, LlmFamilySetup, str]:
+    """The families of a run without references, and the one line naming what it leaves
+    out; an error when nothing asked for can run without references."""
+    choice = _reference_free_choice(families, llm)
+    if request.dataset_path is not None:
+        where = f"in {request.dataset_path.name}"
+    else:
+        where = f"(no {request.ground_truth_path.name})"
+    if choice.empty:
+        source = request.dataset_path.name if request.dataset_path is not None else where
+        raise InputError(
+            f"{source} has no reference answers, and every family asked for compares the "
+            f"answer with one ({', '.join(choice.wholly_left_out)}). Run families that need "
+            f"none, such as --metrics {_reference_free_suggestion()}"
+        )
+    line = left_out_line(where, choice)
+    logger.info("%s", line)
+    return (
+        replace(families, judge=False, llm=choice.llm, offline=choice.offline),
+        replace(llm, names=choice.llm, references=False),
+        line,
+    )
+
+
+def carried_columns(
+    plan: RunPlan, families: Sequence[JudgedFamily[Any]], metric_columns: Sequence[str]
+) -> list[str]:
+    """The metadata columns written to the results: those named like a results column are
+    left out (with a warning), so that no header appears twice."""
+    taken = set(results_columns(families, metric_columns))
+    clashing = [name for name in plan.metadata_columns if name in taken]
+    if clashing:
+        logger.warning(
+            "The metadata %s %s %s the name of a results column and %s not carried into "
+            "the results. Rename %s in the inputs",
+            "column" if len(clashing) == 1 else "columns",
+            ", ".join(repr(name) for name in clashing),
+            "has" if len(clashing) == 1 else "have",
+            "is" if len(clashing) == 1 else "are",
+            "it" if len(clashing) == 1 else "them",
+        )
+    return [name for name in plan.metadata_columns if name not in taken]
+
+
+def group_column(request: EvaluateRequest, metadata_columns: Sequence[str]) -> str | None:
+    """The metadata column ``--group-by`` names, as spelled in the inputs."""
+    if request.group_by is None:
+        return None
+    source = (
+        request.dataset_path.name
+        if request.dataset_path is not None
+        else request.questions_path.name
+    )
+    return resolve_group_column(request.group_by, list(metadata_columns), source)

@@ -1,0 +1,413 @@
+"""The model-judged part of an evaluate run, on the shared run session.
+
+The run supplies what is its own: the judged families, the fingerprint and seeded order of
+its checkpoint, the plan of its questions, the offline scores computed before the calls, and
+the results file written at the end (marked partial after a ``--max-cost`` stop).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from rag_evaluator.errors import BudgetExhaustedError, CheckpointError, ConfigError
+from rag_evaluator.evaluate.inputs import carried_columns
+from rag_evaluator.evaluate.offline import OfflineScores, offline_scores, tally_rows
+from rag_evaluator.evaluate.request import (
+    EXIT_ALL_SCORED,
+    EXIT_SOME_UNSCORED,
+    EvaluateRequest,
+    RunInteraction,
+    RunOutcome,
+    RunPlan,
+)
+from rag_evaluator.families.base import JudgedFamily
+from rag_evaluator.families.judge.family import JudgeFamily
+from rag_evaluator.families.judge.prompt_file import SystemPrompt, load_system_prompt
+from rag_evaluator.families.setup import LlmFamilySetup, build_llm_families, ragas_input_warnings
+from rag_evaluator.inputs.files import read_input_bytes
+from rag_evaluator.inputs.records import EvaluationItem
+from rag_evaluator.inputs.selection import shuffled_order
+from rag_evaluator.llm.checkpoint.store import (
+    CheckpointHeader,
+    checkpoint_path,
+    remove_checkpoint,
+    resolve_checkpoint_directory,
+)
+from rag_evaluator.llm.cost import dollar_range
+from rag_evaluator.llm.fingerprint import (
+    InputNames,
+    RunFingerprint,
+    checkpoint_key,
+    fingerprint_differences,
+    fingerprint_run,
+)
+from rag_evaluator.llm.judging import JudgedRecords
+from rag_evaluator.llm.models import ModelInfo, resolve_model
+from rag_evaluator.llm.planning import JudgingOptions, JudgingPlan, PreparedCheckpoint, draw_seed
+from rag_evaluator.llm.planning import plan_judging as plan_questions
+from rag_evaluator.llm.response_cache import default_cache_directory
+from rag_evaluator.llm.session import (
+    ResumeTexts,
+    RunSession,
+    SessionConfig,
+    cache_path,
+)
+from rag_evaluator.offline.families import MetricFamilies, runnable_offline_families
+from rag_evaluator.results.gates import failed_thresholds
+from rag_evaluator.results.rows import ResultRows
+from rag_evaluator.results.summary import RunFacts, summary_lines
+from rag_evaluator.results.writer import prepare_output_directory, write_results
+from rag_evaluator.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+# The Prompt summary line of a run without the judge: each LLM family has its own prompts.
+FAMILY_PROMPTS_ORIGIN = "built-in prompts of the families"
+RESUME_TEXTS = ResumeTexts("run of these files", "inputs, model, prompt and settings")
+
+
+@dataclass(frozen=True)
+class JudgeSetup:
+    """What judging needs; absent when the run computes offline metrics only.
+
+    ``judge`` says whether the precision/recall/accuracy judge runs (its prompt is then
+    ``system_prompt``); ``llm`` holds the other model-judged families' setup.
+    """
+
+    api_key: str
+    model: ModelInfo
+    system_prompt: SystemPrompt
+    judge: bool = True
+    llm: LlmFamilySetup = field(default_factory=lambda: LlmFamilySetup((), None, "", None))
+
+
+def _missing_key_message(families: MetricFamilies) -> str:
+    message = (
+        "ANTHROPIC_API_KEY is not set. Set ANTHROPIC_API_KEY or put it in a .env file "
+        "in this folder (ANTHROPIC_API_KEY=sk-ant-...)"
+    )
+    if not (families.wants_all or families.offline):
+        return message
+    runnable = runnable_offline_families()
+    if runnable:
+        message += f", or leave the judge out with --metrics {','.join(runnable)}"
+    return message
+
+
+def judge_setup(
+    request: EvaluateRequest,
+    settings: Settings,
+    families: MetricFamilies,
+    llm: LlmFamilySetup,
+) -> JudgeSetup | None:
+    """The judged families' setup (key, model, prompt), or ``None`` for an offline run."""
+    if not families.model_judged:
+        return None
+    model = resolve_model(request.model)
+    if settings.api_key is None:
+        raise ConfigError(_missing_key_message(families))
+    if not families.judge:
+        if request.prompt_path is not None:
+            logger.warning(
+                "--prompt is the judge family's prompt and the judge does not run: it is ignored"
+            )
+        return JudgeSetup(
+            settings.api_key, model, SystemPrompt("", FAMILY_PROMPTS_ORIGIN), False, llm
+        )
+    prompt = load_system_prompt(request.prompt_path, request.working_directory)
+    return JudgeSetup(settings.api_key, model, prompt, True, llm)
+
+
+def judged_families(request: EvaluateRequest, setup: JudgeSetup) -> tuple[JudgedFamily[Any], ...]:
+    """The run's model-judged families in column order: the judge, then the LLM families."""
+    judge = [JudgeFamily(setup.system_prompt.text, request.hedge_phrases)] if setup.judge else []
+    return (*judge, *build_llm_families(setup.llm))
+
+
+def _session_config(
+    request: EvaluateRequest, settings: Settings, setup: JudgeSetup
+) -> SessionConfig:
+    directory = resolve_checkpoint_directory(request.checkpoint_dir, settings.checkpoint_dir)
+    paths = [str(path.resolve()) for path in request.input_paths]
+    return SessionConfig(
+        model=setup.model,
+        api_key=setup.api_key,
+        checkpoint_path=checkpoint_path(directory, checkpoint_key(paths)),
+        cache_path=cache_path(request.use_cache, settings.cache_dir or default_cache_directory()),
+        timeout_seconds=request.timeout_seconds,
+        max_retries=request.max_retries,
+        concurrency=request.concurrency,
+        delay_seconds=request.delay_seconds,
+        batch=request.batch,
+        batch_poll_seconds=request.batch_poll_seconds,
+        max_cost=request.max_cost,
+        exact_estimate=request.exact_estimate,
+    )
+
+
+def _fingerprint(
+    request: EvaluateRequest, setup: JudgeSetup, families: Sequence[JudgedFamily[Any]]
+) -> RunFingerprint:
+    questions, ground_truth, answers = request.input_paths
+    judge_prompt = next((getattr(family, "system_prompt", "") for family in families), "")
+    return fingerprint_run(
+        read_input_bytes(questions),
+        read_input_bytes(ground_truth),
+        read_input_bytes(answers),
+        setup.model.model_id,
+        judge_prompt,
+        families=[family.name for family in families],
+        settings={
+            "families": {
+                family.name: {"version": family.version, "identity": family.identity()}
+                for family in families
+            },
+            "score_missing": request.score_missing,
+        },
+    )
+
+
+def _checkpoint(
+    session: RunSession,
+    request: EvaluateRequest,
+    setup: JudgeSetup,
+    families: Sequence[JudgedFamily[Any]],
+    numbers: set[int],
+    started_at: datetime,
+) -> PreparedCheckpoint:
+    """This run's checkpoint: the unfinished one it resumes, or a new header."""
+    fingerprint = _fingerprint(request, setup, families)
+    names = InputNames(*(path.name for path in request.input_paths))
+    decision = session.resume(
+        lambda saved: fingerprint_differences(saved, fingerprint, names),
+        {family.name: family for family in families},
+        RESUME_TEXTS,
+        request.seed,
+    )
+    path = session.config.checkpoint_path
+    if decision.loaded is not None:
+        if set(decision.loaded.header.order) != numbers:
+            raise CheckpointError(
+                f"The checkpoint {path} lists other questions than the input files. "
+                f"Delete {path} to start the run over"
+            )
+        return PreparedCheckpoint(path, decision.loaded.header, decision.loaded, None)
+    seed = request.seed if request.seed is not None else draw_seed()
+    header = CheckpointHeader(
+        fingerprint=fingerprint,
+        seed=seed,
+        order=shuffled_order(numbers, seed),
+        prompt_origin=setup.system_prompt.origin,
+        input_paths=[str(item.resolve()) for item in request.input_paths],
+        created_at=started_at.isoformat(timespec="seconds"),
+    )
+    return PreparedCheckpoint(path, header, None, decision.replaces)
+
+
+def judged_run(
+    request: EvaluateRequest,
+    settings: Settings,
+    interaction: RunInteraction,
+    base_plan: RunPlan,
+    setup: JudgeSetup,
+    items: Sequence[EvaluationItem],
+    started_at: datetime,
+) -> RunOutcome:
+    """Plan, confirm and judge the run's questions, then write its results."""
+    families = judged_families(request, setup)
+    options = JudgingOptions(
+        model=setup.model,
+        families=families,
+        limit=request.limit,
+        concurrency=request.concurrency,
+        batch=request.batch,
+        use_cache=request.use_cache,
+    )
+    with RunSession(_session_config(request, settings, setup), interaction) as session:
+        numbers = {item.question_number for item in items}
+        checkpoint = _checkpoint(session, request, setup, families, numbers, started_at)
+        resumed = checkpoint.resume_from
+        session.connect(resumed.spent_usd if resumed is not None else 0.0)
+        plan = session.prepare(
+            lambda window, count: plan_questions(
+                options,
+                checkpoint,
+                items,
+                session.cache,
+                answers_name=request.input_paths[2].name,
+                context_window_tokens=window,
+                count_tokens=count,
+            )
+        )
+        selected = [item for item in items if item.question_number in set(plan.selected)]
+        for warning in ragas_input_warnings(
+            setup.llm.names, selected, references=setup.llm.references
+        ):
+            logger.warning(warning)
+        run_plan = _run_plan(base_plan, request, setup, plan)
+        if not session.confirm(plan, lambda: interaction.show_plan(run_plan)):
+            return RunOutcome(declined=True, exit_code=EXIT_ALL_SCORED)
+        return _judge_and_write(
+            session, interaction, request, base_plan, setup, plan, options, selected, started_at
+        )
+
+
+def _judge_and_write(
+    session: RunSession,
+    interaction: RunInteraction,
+    request: EvaluateRequest,
+    base_plan: RunPlan,
+    setup: JudgeSetup,
+    plan: JudgingPlan,
+    options: JudgingOptions,
+    selected: Sequence[EvaluationItem],
+    started_at: datetime,
+) -> RunOutcome:
+    """Everything after ``Proceed``: the offline scores, the calls, the results file."""
+    # Found out now, not after every question has been paid for.
+    prepare_output_directory(request.output_dir)
+    if plan.sends_calls and setup.llm.question_embeddings is not None:
+        # Loaded now, so a model that cannot load stops the run before the first call.
+        setup.llm.question_embeddings.load()
+    offline = offline_scores(request, base_plan, selected, interaction)
+    judged_records = session.judge(plan, options)
+    interaction.finished()
+    outcome = _write_outcome(
+        request, base_plan, setup, plan, selected, judged_records, offline, started_at, options
+    )
+    logger.info("Response cache: %d hit(s)", session.cache.hits)
+    if judged_records.budget_stop is not None:
+        raise _budget_stop(judged_records.budget_stop, outcome)
+    return outcome
+
+
+def _run_plan(
+    base: RunPlan, request: EvaluateRequest, setup: JudgeSetup, plan: JudgingPlan
+) -> RunPlan:
+    checkpoint = plan.checkpoint
+    pending = sum(1 for job in plan.jobs if job.families or job.known)
+    return replace(
+        base,
+        model=setup.model,
+        prompt_origin=setup.system_prompt.origin,
+        seed=checkpoint.header.seed,
+        seed_was_drawn=checkpoint.resume_from is None and request.seed is None,
+        selected_count=len(plan.selected),
+        resumed_count=len(plan.done),
+        pending_count=pending,
+        cached_count=plan.cached_count,
+        no_information_count=plan.shortcut_count,
+        missing_answer_count=plan.missing_answer_count,
+        too_long=plan.too_long,
+        estimate=plan.estimate if plan.sends_calls else None,
+        checkpoint_path=checkpoint.path,
+        concurrency=request.concurrency,
+        batch=request.batch,
+        max_cost=request.max_cost,
+        family_notes=tuple(setup.llm.describe()),
+    )
+
+
+def _write_outcome(
+    request: EvaluateRequest,
+    base_plan: RunPlan,
+    setup: JudgeSetup,
+    plan: JudgingPlan,
+    selected: Sequence[EvaluationItem],
+    judged_records: JudgedRecords,
+    offline: OfflineScores,
+    started_at: datetime,
+    options: JudgingOptions,
+) -> RunOutcome:
+    records = judged_records.records
+    partial = None
+    if judged_records.budget_stop is not None:
+        # What the money bought: the finished questions only, marked partial.
+        partial = (
+            f"stopped at the --max-cost budget after {len(records)} of {len(selected)} questions"
+        )
+        selected = [item for item in selected if item.question_number in records]
+    # Read back from the checkpoint twice, to summarise and to write: never held whole.
+    families = options.families
+    rows = ResultRows(selected, records, offline.scores)
+    tally, group_tally = tally_rows(rows, base_plan.group_by, families, offline.columns)
+    carried = carried_columns(base_plan, families, offline.columns)
+    facts = _facts(request, setup, plan, tally, base_plan, offline.columns, carried, partial)
+    summary = summary_lines(tally, facts)
+    groups = group_tally.summaries() if group_tally is not None else []
+    try:
+        results_path, json_path = write_results(
+            request.output_dir,
+            started_at,
+            summary,
+            rows,
+            families=families,
+            metric_columns=offline.columns,
+            with_json=request.write_json,
+            metadata_columns=carried,
+            groups=groups,
+        )
+    finally:
+        records.close()
+    logger.info("Results written to %s", results_path)
+    if plan.remaining_after_limit == 0 and partial is None:
+        remove_checkpoint(plan.checkpoint.path)
+    unscored = tally.unscored_questions
+    return RunOutcome(
+        declined=False,
+        exit_code=EXIT_SOME_UNSCORED if unscored else EXIT_ALL_SCORED,
+        results_path=results_path,
+        json_path=json_path,
+        summary=summary,
+        unscored_count=unscored,
+        remaining_after_limit=plan.remaining_after_limit,
+        threshold_failures=failed_thresholds(request.fail_under, tally.observed_values()),
+        groups=groups,
+        reference_free=request.reference_free,
+        not_applicable=offline.empty,
+    )
+
+
+def _facts(
+    request: EvaluateRequest,
+    setup: JudgeSetup,
+    plan: JudgingPlan,
+    tally: Any,
+    base_plan: RunPlan,
+    metric_columns: Sequence[str],
+    carried: Sequence[str],
+    partial: str | None,
+) -> RunFacts:
+    """What the summary reports besides the rows: model, seed, calls, tokens, cost."""
+    estimate = plan.estimate
+    return RunFacts(
+        judged=True,
+        model_id=setup.model.model_id,
+        seed=plan.checkpoint.header.seed,
+        prompt_origin=setup.system_prompt.origin,
+        usage=tally.usage,
+        calls=tally.calls,
+        retries=tally.retries,
+        cached_questions=tally.cached_questions,
+        cost_usd=tally.cost_usd,
+        estimate=dollar_range(estimate.low_usd, estimate.high_usd) if plan.sends_calls else None,
+        batch=request.batch,
+        coverage=base_plan.coverage,
+        metric_columns=metric_columns,
+        metadata_columns=carried,
+        partial=partial,
+    )
+
+
+def _budget_stop(error: BudgetExhaustedError, outcome: RunOutcome) -> BudgetExhaustedError:
+    """The budget stop, saying where the partial results are."""
+    written = f"The results of the finished questions are in {outcome.results_path}"
+    if outcome.json_path is not None:
+        written += f" and {outcome.json_path}"
+    stopped = BudgetExhaustedError(f"{error.message.rstrip('.')}. {written}, marked partial")
+    stopped.outcome = outcome
+    return stopped

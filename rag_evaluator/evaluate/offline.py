@@ -1,0 +1,125 @@
+"""The evaluate run's offline families: their scores for the selected questions, and a run of
+offline families only (no key, no call, no prompt, no checkpoint)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from rag_evaluator.evaluate.inputs import carried_columns
+from rag_evaluator.evaluate.request import (
+    EXIT_ALL_SCORED,
+    EvaluateRequest,
+    RunInteraction,
+    RunOutcome,
+    RunPlan,
+)
+from rag_evaluator.families.base import JudgedFamily
+from rag_evaluator.inputs.records import EvaluationItem
+from rag_evaluator.offline.families import compute_offline
+from rag_evaluator.offline.runner import EmptyMetric
+from rag_evaluator.results.gates import failed_thresholds
+from rag_evaluator.results.groups import GroupTally
+from rag_evaluator.results.rows import ResultRows
+from rag_evaluator.results.summary import RowTally, RunFacts, summary_lines
+from rag_evaluator.results.writer import prepare_output_directory, write_results
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class OfflineScores:
+    """The offline families' columns, each question's values, and the metrics left empty."""
+
+    columns: list[str]
+    scores: dict[int, dict[str, float | str | None]]
+    empty: list[EmptyMetric]
+
+
+def offline_scores(
+    request: EvaluateRequest,
+    plan: RunPlan,
+    selected: Sequence[EvaluationItem],
+    interaction: RunInteraction,
+) -> OfflineScores:
+    """The offline families' columns and each question's values (none without families)."""
+    return OfflineScores(
+        *compute_offline(
+            plan.families,
+            selected,
+            replace(request.metric_options, references=not request.reference_free),
+            interaction.info,
+            answers_file=request.input_paths[2],
+            ground_truth_file=request.input_paths[1],
+            on_progress=interaction.work_progress,
+        )
+    )
+
+
+def offline_run(
+    request: EvaluateRequest,
+    interaction: RunInteraction,
+    plan: RunPlan,
+    items: Sequence[EvaluationItem],
+    started_at: datetime,
+) -> RunOutcome:
+    """A run of offline metric families only: no key, no call, no prompt, no checkpoint."""
+    selected = list(items) if request.limit is None else list(items)[: request.limit]
+    interaction.show_plan(plan)
+    prepare_output_directory(request.output_dir)
+    offline = offline_scores(request, plan, selected, interaction)
+    metric_columns = offline.columns
+    interaction.finished()
+    rows = ResultRows(selected, None, offline.scores)
+    carried = carried_columns(plan, (), metric_columns)
+    facts = RunFacts(
+        judged=False,
+        coverage=plan.coverage,
+        metric_columns=metric_columns,
+        metadata_columns=carried,
+    )
+    tally, group_tally = tally_rows(rows, plan.group_by, (), metric_columns)
+    summary = summary_lines(tally, facts)
+    groups = group_tally.summaries() if group_tally is not None else []
+    results_path, json_path = write_results(
+        request.output_dir,
+        started_at,
+        summary,
+        rows,
+        families=[],
+        metric_columns=metric_columns,
+        with_json=request.write_json,
+        metadata_columns=carried,
+        groups=groups,
+    )
+    logger.info("Results written to %s", results_path)
+    return RunOutcome(
+        False,
+        EXIT_ALL_SCORED,
+        results_path,
+        json_path,
+        summary,
+        threshold_failures=failed_thresholds(request.fail_under, tally.observed_values()),
+        groups=groups,
+        reference_free=request.reference_free,
+        not_applicable=offline.empty,
+    )
+
+
+def tally_rows(
+    rows: ResultRows,
+    group_by: str | None,
+    families: Sequence[JudgedFamily[Any]],
+    metric_columns: Sequence[str],
+) -> tuple[RowTally, GroupTally | None]:
+    """The summary of the whole table and, with --group-by, of each group: one pass."""
+    tally = RowTally(families, metric_columns)
+    group_tally = GroupTally(group_by, families, metric_columns) if group_by else None
+    for row in rows:
+        tally.add(row)
+        if group_tally is not None:
+            group_tally.add(row)
+    return tally, group_tally

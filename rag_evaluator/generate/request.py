@@ -1,0 +1,100 @@
+"""What ``rag-eval generate`` was asked to do, what it is about to do, and how it ended."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from rag_evaluator.generate.documents import DEFAULT_CHUNK_CHARACTERS
+from rag_evaluator.generate.sampling import DEFAULT_TYPES
+from rag_evaluator.llm.cost import CostEstimate
+from rag_evaluator.llm.models import ModelInfo
+from rag_evaluator.llm.session import SessionInteraction
+from rag_evaluator.results.summary import SummaryLine
+
+EXIT_ALL_WRITTEN = 0
+EXIT_FEWER_WRITTEN = 1
+
+PAIRING_AUTO = "auto"
+PAIRING_KEYWORDS = "keywords"
+PAIRING_EMBEDDINGS = "embeddings"
+PAIRINGS = (PAIRING_AUTO, PAIRING_KEYWORDS, PAIRING_EMBEDDINGS)
+
+
+class GenerateInteraction(SessionInteraction, Protocol):
+    """How the run talks to the user; the command implements it with the console."""
+
+    def show_plan(self, plan: GeneratePlan) -> None: ...
+
+    def finished(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """Everything the user chose for a generate run (the command's options, parsed)."""
+
+    docs_dir: Path
+    working_directory: Path
+    count: int = 50
+    model: str = "sonnet"
+    examples_path: Path | None = None
+    types: str = DEFAULT_TYPES
+    seed: int | None = None
+    chunk_characters: int = DEFAULT_CHUNK_CHARACTERS
+    pairing: str = PAIRING_AUTO
+    output_dir: Path = Path(".")
+    force: bool = False
+    delay_seconds: float | None = None  # None: 0.5 s sequential, none when concurrent
+    max_retries: int = 6
+    timeout_seconds: float = 120.0
+    concurrency: int = 1
+    batch: bool = False
+    batch_poll_seconds: float = 30.0
+    use_cache: bool = True
+    exact_estimate: bool = False
+    max_cost: float | None = None
+    checkpoint_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class GeneratePlan:
+    """What the run is about to do, shown before ``Proceed?``."""
+
+    docs_dir: Path
+    documents: int
+    chunks: int
+    question_chunks: int
+    skipped_files: list[str]
+    count: int
+    type_counts: dict[str, int]
+    pairing: str
+    examples: int
+    model: ModelInfo
+    seed: int
+    seed_was_drawn: bool
+    questions_path: Path
+    ground_truth_path: Path
+    resumed_count: int = 0
+    pending_count: int = 0
+    cached_count: int = 0
+    too_long: list[int] = field(default_factory=list)
+    estimate: CostEstimate | None = None
+    top_up_allowance: int = 0
+    checkpoint_path: Path | None = None
+    concurrency: int = 1
+    batch: bool = False
+    max_cost: float | None = None
+
+
+@dataclass(frozen=True)
+class GenerateOutcome:
+    """How the run ended, for the command to report."""
+
+    declined: bool
+    exit_code: int
+    count: int = 0
+    written: int = 0
+    questions_path: Path | None = None
+    ground_truth_path: Path | None = None
+    summary: list[SummaryLine] = field(default_factory=list)

@@ -1,0 +1,324 @@
+"""What a model-calling run still has to send, and what it will cost.
+
+``plan_judging`` goes through the questions in the seeded order and decides, per question and
+family: finished before (a resumed checkpoint), known without a call (the response cache, a
+missing answer scored 0, a shortcut such as "no information" on both sides), too long for the
+model, or to be sent; the families' per-question estimates add up to the run's cost range
+(with ``--exact-estimate``, scaled by the API's own count of each first request).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from rag_evaluator.families.base import (
+    TOO_LONG,
+    CallEstimate,
+    FamilyResult,
+    JudgedFamily,
+    QuestionRecord,
+    first_stage,
+)
+from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
+from rag_evaluator.llm.checkpoint.store import (
+    CheckpointHeader,
+    LoadedCheckpoint,
+    family_result_from_json,
+)
+from rag_evaluator.llm.cost import CostEstimate, caches_system_prompt, estimate_cost
+from rag_evaluator.llm.engine import NO_KNOWN_RESULTS, QuestionJob
+from rag_evaluator.llm.models import ModelInfo
+from rag_evaluator.llm.requests import ModelRequest, too_long_reason
+from rag_evaluator.llm.response_cache import ResponseCache, cache_key
+
+logger = logging.getLogger(__name__)
+
+_SEED_RANGE = 1_000_000
+# Token-count requests (--exact-estimate) sent at once, at the least.
+_COUNT_WORKERS = 8
+
+CountTokens = Callable[[ModelRequest], int]
+
+
+@dataclass(frozen=True)
+class JudgingOptions:
+    """What the planning and the calls of a run need to know of its options."""
+
+    model: ModelInfo
+    families: tuple[JudgedFamily[Any], ...]
+    limit: int | None = None
+    concurrency: int = 1
+    batch: bool = False
+    use_cache: bool = True
+
+
+@dataclass(frozen=True)
+class PreparedCheckpoint:
+    """Where the run's checkpoint is and whether it resumes an earlier one."""
+
+    path: Path
+    header: CheckpointHeader
+    resume_from: LoadedCheckpoint | None
+    replaces: Path | None  # an unfinished run's checkpoint that the user chose not to resume
+
+
+@dataclass
+class JudgingPlan:
+    """What the judged part of the run will do."""
+
+    checkpoint: PreparedCheckpoint
+    selected: list[int]  # the question numbers of this run, in the seeded order (--limit applied)
+    done: Mapping[int, QuestionRecord]  # finished before: a resumed checkpoint's records
+    jobs: list[QuestionJob]
+    cached_count: int
+    shortcut_count: int
+    missing_answer_count: int
+    too_long: list[int]
+    estimate: CostEstimate
+    sends_calls: bool
+    remaining_after_limit: int
+
+
+def draw_seed() -> int:
+    return secrets.randbelow(_SEED_RANGE)
+
+
+def family_cache_key(family: JudgedFamily[Any], item: EvaluationItem, model_id: str) -> str:
+    return cache_key(
+        {
+            "family": family.name,
+            "version": family.version,
+            "model": model_id,
+            "identity": family.identity(),
+            "inputs": family.cache_inputs(item),
+        }
+    )
+
+
+def _cached_result(
+    cache: ResponseCache, family: JudgedFamily[Any], key: str
+) -> FamilyResult | None:
+    stored = cache.get(key)
+    if stored is None:
+        return None
+    try:
+        result = family_result_from_json(family, stored)
+    except (KeyError, TypeError, ValueError, RecursionError) as exc:
+        reason = f"a {family.name} result that cannot be read: {exc!r}"
+        cache.report_damaged_entry(key, reason[:200])
+        return None
+    # This run pays nothing for it.
+    return replace(result, usage=TokenUsage(), calls=0, cost_usd=0.0, cached=True)
+
+
+@dataclass
+class _Tally:
+    """The running counts of a plan: one sum per family, never a list per question (a
+    million questions would hold a million estimates)."""
+
+    totals: dict[str, CallEstimate] = field(default_factory=dict)
+    counted: dict[str, int] = field(default_factory=dict)  # the questions each sum covers
+    # The first requests are only kept to be counted by the API (--exact-estimate).
+    first_requests: list[tuple[str, ModelRequest, CallEstimate]] = field(default_factory=list)
+    cached: int = 0
+    shortcut: int = 0
+    missing_answers: int = 0
+    sending: int = 0
+    too_long: list[int] = field(default_factory=list)
+
+    def add_estimate(self, family: str, estimate: CallEstimate, first: ModelRequest | None) -> None:
+        self.totals[family] = self.totals.get(family, CallEstimate.none()) + estimate
+        self.counted[family] = self.counted.get(family, 0) + 1
+        if first is not None:
+            self.first_requests.append((family, first, estimate))
+
+
+@dataclass
+class _QuestionPlan:
+    """One question's families: results known without a call, and those to run."""
+
+    known: dict[str, FamilyResult] = field(default_factory=dict)
+    to_run: list[JudgedFamily[Any]] = field(default_factory=list)
+    sends: bool = False
+    shortcut: bool = False
+
+
+class _Planner:
+    """Decides, family by family, what each question of the run needs."""
+
+    def __init__(
+        self,
+        options: JudgingOptions,
+        cache: ResponseCache,
+        *,
+        answers_name: str,
+        context_window_tokens: int,
+        counting: bool,
+    ) -> None:
+        self.options = options
+        self.cache = cache
+        self.window = context_window_tokens
+        self.counting = counting
+        self.missing_note = (
+            f"no answer in {answers_name}: scored 0 without a call (--score-missing)"
+        )
+        self.tally = _Tally()
+
+    def question(self, number: int, item: EvaluationItem, position: int) -> QuestionJob:
+        plan = _QuestionPlan()
+        if item.answer_missing:
+            self.tally.missing_answers += 1
+        for family in self.options.families:
+            self._family(plan, family, number, item)
+        tally = self.tally
+        if plan.known and not plan.to_run and all(r.cached for r in plan.known.values()):
+            tally.cached += 1
+        tally.shortcut += plan.shortcut and not plan.sends
+        tally.sending += plan.sends
+        known = plan.known or NO_KNOWN_RESULTS
+        return QuestionJob(number, item, tuple(plan.to_run), known, position)
+
+    def _family(
+        self, plan: _QuestionPlan, family: JudgedFamily[Any], number: int, item: EvaluationItem
+    ) -> None:
+        if item.answer_missing:
+            result = family.missing_answer(self.missing_note)
+            if result is not None:
+                plan.known[family.name] = result
+            return
+        cached = self._cached(family, item)
+        if cached is not None:
+            plan.known[family.name] = cached
+            return
+        stage = first_stage(family.run(item))
+        if not isinstance(stage, tuple):
+            plan.shortcut = True  # scored without a call (e.g. both say there is no information)
+            plan.to_run.append(family)
+            return
+        reasons = [reason for request in stage if (reason := too_long_reason(request, self.window))]
+        if reasons:
+            plan.known[family.name] = family.unscored(reasons[0], TOO_LONG)
+            self.tally.too_long.append(number)
+            return
+        first = stage[0] if self.counting else None
+        self.tally.add_estimate(family.name, family.estimate(item, stage), first)
+        plan.to_run.append(family)
+        plan.sends = True
+
+    def _cached(self, family: JudgedFamily[Any], item: EvaluationItem) -> FamilyResult | None:
+        if not (self.options.use_cache and self.cache.enabled):
+            return None
+        key = family_cache_key(family, item, self.options.model.model_id)
+        return _cached_result(self.cache, family, key)
+
+
+def plan_judging(
+    options: JudgingOptions,
+    checkpoint: PreparedCheckpoint,
+    items: Sequence[EvaluationItem],
+    cache: ResponseCache,
+    *,
+    answers_name: str,
+    context_window_tokens: int,
+    count_tokens: CountTokens | None = None,
+) -> JudgingPlan:
+    """What is left to send, what it will cost, and what needs no call at all."""
+    by_number = {item.question_number: item for item in items}
+    order = checkpoint.header.order
+    selected = order if options.limit is None else order[: options.limit]
+    done: Mapping[int, QuestionRecord] = {}
+    if checkpoint.resume_from is not None:
+        checkpoint.resume_from.results.keep_only(by_number)
+        done = checkpoint.resume_from.results
+    planner = _Planner(
+        options,
+        cache,
+        answers_name=answers_name,
+        context_window_tokens=context_window_tokens,
+        counting=count_tokens is not None,
+    )
+    jobs = [
+        planner.question(number, by_number[number], position)
+        for position, number in enumerate(selected, start=1)
+        if number not in done
+    ]
+    tally = planner.tally
+    estimate, sends_calls = _estimate(options, tally, count_tokens)
+    chosen = set(selected)
+    return JudgingPlan(
+        checkpoint=checkpoint,
+        selected=list(selected),
+        done=done,
+        jobs=jobs,
+        cached_count=tally.cached,
+        shortcut_count=tally.shortcut,
+        missing_answer_count=tally.missing_answers,
+        too_long=sorted(tally.too_long),
+        estimate=estimate,
+        sends_calls=sends_calls,
+        remaining_after_limit=sum(1 for n in order if n not in done and n not in chosen),
+    )
+
+
+def _estimate(
+    options: JudgingOptions, tally: _Tally, count_tokens: CountTokens | None
+) -> tuple[CostEstimate, bool]:
+    """The run's cost range, and whether it sends any call at all."""
+    estimates = {name: [total] for name, total in tally.totals.items()}
+    family_questions: dict[str, int] | None = tally.counted
+    if count_tokens is not None and tally.first_requests:
+        estimates = _exact_estimates(tally.first_requests, count_tokens, options.concurrency)
+        family_questions = None
+    caching = {
+        family.name: caches_system_prompt(str(getattr(family, "system_prompt", "")), options.model)
+        for family in options.families
+    }
+    estimate = estimate_cost(
+        {name: values for name, values in estimates.items() if values},
+        options.model,
+        batch=options.batch,
+        prompt_caching=caching,
+        questions=tally.sending,
+        cached_questions=tally.cached,
+        family_questions=family_questions,
+    )
+    return estimate, any(values for values in estimates.values())
+
+
+def _exact_estimates(
+    first_requests: Sequence[tuple[str, ModelRequest, CallEstimate]],
+    count_tokens: CountTokens,
+    concurrency: int,
+) -> dict[str, list[CallEstimate]]:
+    """Correct the input-token estimates by the API's own count of each first request.
+
+    A family's estimate is scaled by the ratio of the counted tokens to the first request's
+    local estimate (low and high alike): for a one-call family that is exactly the count per
+    call; for a family whose calls differ (RAGAS) the first call's ratio stands for all.
+    """
+    distinct: dict[str, ModelRequest] = {}
+    for _, request, _ in first_requests:
+        distinct.setdefault(request.digest(), request)
+    # Free requests, not paced by --delay: as many at once as the calls may run, at least a few.
+    with ThreadPoolExecutor(max_workers=max(_COUNT_WORKERS, concurrency)) as pool:
+        counted = dict(zip(distinct, pool.map(count_tokens, distinct.values()), strict=True))
+    exact: dict[str, list[CallEstimate]] = {}
+    for family, request, estimate in first_requests:
+        tokens = counted[request.digest()]
+        exact.setdefault(family, []).append(
+            replace(
+                estimate,
+                input_tokens_low=estimate.input_tokens_low * tokens / request.input_tokens_low(),
+                input_tokens_high=(
+                    estimate.input_tokens_high * tokens / request.input_tokens_high()
+                ),
+            )
+        )
+    logger.info("Exact estimate: counted %d distinct first request(s)", len(distinct))
+    return exact

@@ -1,0 +1,279 @@
+"""The run session every model-calling command shares (``evaluate``, ``generate``).
+
+One session holds, for the length of the run: the lock on the run's checkpoint (no second run
+over the same inputs), the response cache, the decision to resume an unfinished run (asked of
+the user), the model client with its limiter and budget, the free pre-flight check and the
+exact estimate, the ``Proceed?`` confirmation, and the calls themselves, direct or as Message
+Batches, each finished question checkpointed. A command supplies its fingerprint, its plan of
+questions, the families that judge them and what it writes at the end; nothing else.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from rag_evaluator.errors import CheckpointError, UsageError
+from rag_evaluator.families.base import JudgedFamily
+from rag_evaluator.llm.checkpoint.store import (
+    CheckpointHeader,
+    LoadedCheckpoint,
+    count_finished,
+    load_checkpoint,
+    lock_run,
+    read_header,
+)
+from rag_evaluator.llm.judging import JudgedRecords, ProgressUpdate, judge_pending
+from rag_evaluator.llm.models import ModelInfo
+from rag_evaluator.llm.planning import CountTokens, JudgingOptions, JudgingPlan
+from rag_evaluator.llm.response_cache import CACHE_FILE_NAME, ResponseCache
+
+if TYPE_CHECKING:
+    from rag_evaluator.llm.client import ModelClient
+
+logger = logging.getLogger(__name__)
+
+
+class SessionInteraction(Protocol):
+    """What the session asks of the command's terminal side."""
+
+    def can_confirm(self) -> bool: ...
+
+    def confirm(self, question: str, *, default: bool) -> bool: ...
+
+    def info(self, message: str) -> None: ...
+
+    def question_started(self, position: int, total: int, question_number: int) -> None: ...
+
+    def question_finished(self, update: ProgressUpdate) -> None: ...
+
+    def work_progress(self, label: str, done: int, total: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """The options of a model-calling run that the session owns."""
+
+    model: ModelInfo
+    api_key: str
+    checkpoint_path: Path
+    cache_path: Path | None  # None: --no-cache
+    timeout_seconds: float = 120.0
+    max_retries: int = 6
+    concurrency: int = 1
+    delay_seconds: float | None = None
+    batch: bool = False
+    batch_poll_seconds: float = 30.0
+    max_cost: float | None = None
+    exact_estimate: bool = False
+
+
+def cache_path(use_cache: bool, directory: Path) -> Path | None:
+    """The response cache's file in ``directory``, or ``None`` with ``--no-cache``."""
+    return directory / CACHE_FILE_NAME if use_cache else None
+
+
+@dataclass(frozen=True)
+class ResumeTexts:
+    """How the resume dialogue names the command's run and what must not change."""
+
+    run: str  # "run of these files"
+    unchanged: str  # "inputs, model, prompt and settings"
+
+
+@dataclass(frozen=True)
+class ResumeDecision:
+    """The checkpoint to resume, or none; and a declined one to keep aside once paid for."""
+
+    loaded: LoadedCheckpoint | None
+    replaces: Path | None
+
+
+FingerprintChanges = Callable[[Any], list[str]]
+
+
+class RunSession:
+    """The machinery of one model-calling run; use it as a context manager."""
+
+    def __init__(self, config: SessionConfig, interaction: SessionInteraction) -> None:
+        self.config = config
+        self.interaction = interaction
+        self.stop = threading.Event()
+        self._hold = ExitStack()
+        self.cache = ResponseCache(None)
+        self._client: ModelClient | None = None
+
+    def __enter__(self) -> RunSession:
+        # Held until the run ends (the OS drops it if the process dies), so two runs over
+        # the same inputs cannot interleave their answers in one checkpoint.
+        self._hold.enter_context(lock_run(self.config.checkpoint_path))
+        self.cache = ResponseCache(self.config.cache_path)
+        self._hold.callback(self.cache.close)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._hold.close()
+
+    @property
+    def client(self) -> ModelClient:
+        if self._client is None:
+            raise RuntimeError("the session has no client yet: call connect() first")
+        return self._client
+
+    # -- resume ---------------------------------------------------------------------------------
+
+    def resume(
+        self,
+        changes: FingerprintChanges,
+        families: dict[str, JudgedFamily[Any]],
+        texts: ResumeTexts,
+        seed: int | None,
+    ) -> ResumeDecision:
+        """Whether this run resumes its checkpoint, asked of the user when there is one.
+
+        The header is compared before any record is read: a checkpoint of other families or
+        inputs is offered for discarding, never reported as damaged. Nothing is deleted here.
+        """
+        path = self.config.checkpoint_path
+        header = read_header(path)
+        if header is None:
+            return ResumeDecision(None, None)
+        changed = changes(header.fingerprint)
+        if changed:
+            return self._refuse_changed(header, ", ".join(changed), texts)
+        loaded = load_checkpoint(path, families)
+        if loaded is None or not (
+            loaded.results or loaded.stages or loaded.open_batches or loaded.unconfirmed_intents
+        ):
+            logger.info("Checkpoint %s holds no finished question; starting afresh", path)
+            return ResumeDecision(None, None)
+        started = loaded.header.created_at.replace("T", " ")
+        self.interaction.info(
+            f"Found an unfinished {texts.run} started {started}: "
+            f"{_progress(len(loaded.results), loaded.header)} (seed {loaded.header.seed})."
+        )
+        if not self.interaction.confirm("Resume previous run?", default=True):
+            return ResumeDecision(None, path)
+        if seed is not None and seed != loaded.header.seed:
+            logger.warning(
+                "--seed %s is ignored: the resumed run keeps its own order (seed %s)",
+                seed,
+                loaded.header.seed,
+            )
+        return ResumeDecision(loaded, None)
+
+    def _refuse_changed(
+        self, header: CheckpointHeader, changed: str, texts: ResumeTexts
+    ) -> ResumeDecision:
+        path = self.config.checkpoint_path
+        finished = count_finished(path)
+        if not finished:
+            logger.info("Checkpoint %s holds no finished question; starting afresh", path)
+            return ResumeDecision(None, None)
+        logger.warning(
+            "An unfinished %s (%s, checkpoint %s) cannot be resumed: %s changed since",
+            texts.run,
+            _progress(finished, header),
+            path,
+            changed,
+        )
+        if not self.interaction.confirm("Discard it and start a new run?", default=False):
+            raise CheckpointError(
+                f"The unfinished run's checkpoint was kept because {changed} changed. "
+                f"To resume it, run again with the same {texts.unchanged}; "
+                f"to start over, answer y or delete {path}"
+            )
+        return ResumeDecision(None, path)
+
+    # -- the client, the plan and the confirmation ----------------------------------------------
+
+    def connect(self, spent_usd: float = 0.0) -> ModelClient:
+        """The run's model client: its limiter, its budget (what resumed sessions spent
+        counts) and its transport."""
+        # Imported here: the SDK takes a moment to import, which other commands never pay.
+        from rag_evaluator.llm.client import ClientSettings, ModelClient
+        from rag_evaluator.llm.limits import CallLimiter, SpendingCap, call_spacing
+        from rag_evaluator.llm.transport import Transport
+
+        config = self.config
+        concurrency = 1 if config.batch else config.concurrency
+        client = ModelClient(
+            Transport(config.api_key, config.timeout_seconds),
+            ClientSettings(model=config.model, max_retries=config.max_retries, batch=config.batch),
+            limiter=CallLimiter(
+                concurrency, call_spacing(config.delay_seconds, concurrency), stop=self.stop
+            ),
+            cap=SpendingCap(config.max_cost, already_spent_usd=spent_usd),
+            api_key=config.api_key,
+        )
+        self._hold.callback(client.close)
+        self._client = client
+        return client
+
+    def prepare(self, plan_with: Callable[[int, CountTokens | None], JudgingPlan]) -> JudgingPlan:
+        """The run's plan; when it would pay for calls, checked first: a terminal (or
+        ``--yes``) to confirm, the free pre-flight check of key and model (re-planned for the
+        model's real context window), and the exact estimate when asked for."""
+        client = self.client
+        plan = plan_with(client.context_window_tokens, None)
+        if not plan.sends_calls:
+            return plan
+        if not self.interaction.can_confirm():
+            raise UsageError(
+                "There is no terminal to ask 'Proceed?' before paying for the calls. "
+                "Run with --yes (-y) to confirm in scripts and CI"
+            )
+        window = client.check_model()
+        if window is not None and window != self.config.model.context_window_tokens:
+            plan = plan_with(window, None)
+        if self.config.exact_estimate and plan.sends_calls:
+            plan = plan_with(client.context_window_tokens, client.count_input_tokens)
+        return plan
+
+    def confirm(self, plan: JudgingPlan, show: Callable[[], None]) -> bool:
+        """Show the plan; ``Proceed?`` when it pays for calls. False: the user declined."""
+        show()
+        if plan.sends_calls and not self.interaction.confirm("Proceed?", default=True):
+            logger.info("The user declined to proceed; nothing was sent")
+            return False
+        return True
+
+    # -- the calls ------------------------------------------------------------------------------
+
+    def judge(self, plan: JudgingPlan, options: JudgingOptions) -> JudgedRecords:
+        """Every planned question's calls, checkpointing each finished question."""
+        client = self.client
+        batches = None
+        if self.config.batch:
+            from rag_evaluator.llm.batches import BatchRunner
+
+            batches = BatchRunner(
+                client,
+                self.stop,
+                poll_seconds=self.config.batch_poll_seconds,
+                interaction=self.interaction,
+            )
+        judged = judge_pending(
+            plan,
+            options,
+            lambda request, label: client.call(request, label=label),
+            self.cache,
+            self.interaction,
+            self.stop,
+            batches,
+        )
+        # The records are read back from the checkpoint file: let go of it with the session.
+        self._hold.callback(judged.records.close)
+        return judged
+
+
+def _progress(finished: int, header: CheckpointHeader) -> str:
+    """``20 of 48 questions done``, or ``20 questions done`` when the total is not known."""
+    if header.order:
+        return f"{finished} of {len(header.order)} questions done"
+    return f"{finished} questions done"
