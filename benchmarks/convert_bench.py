@@ -65,7 +65,7 @@ from rag_evaluator.convert.matching import (
     normalise_question,
 )
 from rag_evaluator.convert.run import convert
-from rag_evaluator.convert.shapes import RagEntry
+from rag_evaluator.inputs.shapes import RagEntry
 
 TEMPLATES = (
     "How many {unit} of {benefit} do {group} get in {place}?",

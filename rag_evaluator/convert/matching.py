@@ -38,7 +38,7 @@ from enum import StrEnum
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from rag_evaluator.convert.shapes import RagEntry
+from rag_evaluator.inputs.shapes import RagEntry
 from rag_evaluator.text.snippets import quote_snippet
 
 DEFAULT_THRESHOLD = 85.0

@@ -24,13 +24,6 @@ from rag_evaluator.convert.matching import (
     display_score,
     repeated_questions,
 )
-from rag_evaluator.convert.rag_json import (
-    JSON_LINES_SUFFIXES,
-    JSON_SUFFIXES,
-    SkippedFile,
-    read_rag_json_dir,
-)
-from rag_evaluator.convert.shapes import REFERENCE_FIELDS
 from rag_evaluator.errors import InputError, NothingConvertedError, UsageError
 from rag_evaluator.inputs.fields import (
     CONTEXTS,
@@ -41,6 +34,13 @@ from rag_evaluator.inputs.fields import (
     RETRIEVAL_SCORES,
 )
 from rag_evaluator.inputs.load import load_questions
+from rag_evaluator.inputs.rag_json import (
+    JSON_LINES_SUFFIXES,
+    JSON_SUFFIXES,
+    SkippedFile,
+    read_rag_json_dir,
+)
+from rag_evaluator.inputs.shapes import REFERENCE_FIELDS
 from rag_evaluator.inputs.tables import write_csv_atomic
 
 logger = logging.getLogger(__name__)

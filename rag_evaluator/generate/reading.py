@@ -17,8 +17,8 @@ from pathlib import Path
 
 from rag_evaluator.errors import InputError, MissingExtraError
 from rag_evaluator.generate.documents import DocumentText
-from rag_evaluator.generate.fingerprint import documents_digest
 from rag_evaluator.inputs.files import decode_text, read_input_bytes
+from rag_evaluator.llm.generation_fingerprint import documents_digest
 
 logger = logging.getLogger(__name__)
 

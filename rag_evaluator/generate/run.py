@@ -28,11 +28,6 @@ from rag_evaluator.generate.documents import (
     question_chunks,
 )
 from rag_evaluator.generate.examples import load_examples
-from rag_evaluator.generate.fingerprint import (
-    GenerationFingerprint,
-    generation_differences,
-    generation_fingerprint,
-)
 from rag_evaluator.generate.golden import GoldenPair, ground_truth_rows, question_rows
 from rag_evaluator.generate.golden_set import (
     check_output_folder,
@@ -76,6 +71,11 @@ from rag_evaluator.llm.checkpoint.store import (
 )
 from rag_evaluator.llm.cost import dollar_range
 from rag_evaluator.llm.fingerprint import checkpoint_key
+from rag_evaluator.llm.generation_fingerprint import (
+    GenerationFingerprint,
+    generation_differences,
+    generation_fingerprint,
+)
 from rag_evaluator.llm.models import ModelInfo, resolve_model
 from rag_evaluator.llm.planning import (
     CountTokens,

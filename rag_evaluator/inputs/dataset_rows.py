@@ -29,7 +29,23 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rag_evaluator.convert.shapes import (
+from rag_evaluator.errors import InputError
+from rag_evaluator.inputs.fields import (
+    CONTEXTS,
+    GROUND_TRUTH,
+    QUESTION,
+    QUESTION_NUMBER,
+    RAG_ANSWER,
+    RELEVANT_CONTEXTS,
+    REQUIRED_FACTS,
+    RETRIEVAL_SCORES,
+    bar_joined_warning,
+    column_key,
+    looks_bar_joined,
+    parse_list_literal,
+    split_bar_joined,
+)
+from rag_evaluator.inputs.shapes import (
     ANSWER_FIELDS,
     ANSWER_KEYS,
     CONTAINER_FIELDS,
@@ -56,22 +72,6 @@ from rag_evaluator.convert.shapes import (
     retrieval_scores_field,
     retrieved_contexts_field,
     uses_deepeval_names,
-)
-from rag_evaluator.errors import InputError
-from rag_evaluator.inputs.fields import (
-    CONTEXTS,
-    GROUND_TRUTH,
-    QUESTION,
-    QUESTION_NUMBER,
-    RAG_ANSWER,
-    RELEVANT_CONTEXTS,
-    REQUIRED_FACTS,
-    RETRIEVAL_SCORES,
-    bar_joined_warning,
-    column_key,
-    looks_bar_joined,
-    parse_list_literal,
-    split_bar_joined,
 )
 from rag_evaluator.text.snippets import quote_snippet
 

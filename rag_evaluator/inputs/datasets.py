@@ -12,14 +12,6 @@ import json
 import logging
 from pathlib import Path
 
-from rag_evaluator.convert.rag_json import (
-    JSON_LINES_SUFFIXES,
-    JSON_SUFFIXES,
-    json_error_message,
-    loads_json,
-    value_error_reason,
-)
-from rag_evaluator.convert.shapes import QUESTION_KEYS, container_list, find_field, json_type
 from rag_evaluator.errors import InputError, MissingFileError
 from rag_evaluator.inputs.dataset_rows import (
     DatasetRecord,
@@ -28,6 +20,14 @@ from rag_evaluator.inputs.dataset_rows import (
     unknown_dataset_shape,
 )
 from rag_evaluator.inputs.files import not_a_file, read_input_bytes
+from rag_evaluator.inputs.rag_json import (
+    JSON_LINES_SUFFIXES,
+    JSON_SUFFIXES,
+    json_error_message,
+    loads_json,
+    value_error_reason,
+)
+from rag_evaluator.inputs.shapes import QUESTION_KEYS, container_list, find_field, json_type
 from rag_evaluator.inputs.tables import decode_bytes, read_csv_rows
 
 logger = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag_evaluator.convert.matching import assign_entries
-from rag_evaluator.convert.shapes import RagEntry
+from rag_evaluator.inputs.shapes import RagEntry
 
 QUESTIONS = {
     1: "How many vacation days do new employees get?",

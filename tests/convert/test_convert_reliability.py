@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from rag_evaluator.cli.app import app
 from rag_evaluator.convert.matching import repeated_questions
-from rag_evaluator.convert.rag_json import read_rag_json_file
 from rag_evaluator.errors import InputError
+from rag_evaluator.inputs.rag_json import read_rag_json_file
 
 QUESTIONS = (
     "Question Number,Question\n1,How many vacation days do I get?\n2,Who approves overtime?\n"

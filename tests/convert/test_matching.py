@@ -18,7 +18,7 @@ from rag_evaluator.convert.matching import (
     display_score,
     normalise_question,
 )
-from rag_evaluator.convert.shapes import RagEntry, parse_question_id
+from rag_evaluator.inputs.shapes import RagEntry, parse_question_id
 
 # A question of 20 distinct letters: replacing k of them with digits (absent from
 # it) leaves a longest common subsequence of 20 - k, so fuzz.ratio is exactly

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_evaluator.convert.rag_json import read_rag_json_dir, read_rag_json_file
-from rag_evaluator.convert.shapes import (
+from rag_evaluator.errors import InputError, NothingConvertedError
+from rag_evaluator.inputs.rag_json import read_rag_json_dir, read_rag_json_file
+from rag_evaluator.inputs.shapes import (
     ANSWER_FIELDS,
     CONTAINER_FIELDS,
     CONTEXT_FIELDS,
@@ -19,7 +20,6 @@ from rag_evaluator.convert.shapes import (
     QUESTION_FIELDS,
     extract_entries,
 )
-from rag_evaluator.errors import InputError, NothingConvertedError
 
 
 def write_json(path: Path, value: object) -> Path:

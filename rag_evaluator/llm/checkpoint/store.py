@@ -46,10 +46,10 @@ from rag_evaluator.errors import CheckpointError
 from rag_evaluator.families.base import FamilyResult, JudgedFamily, QuestionRecord
 from rag_evaluator.families.grading.factual_accuracy import RENAMED_FAMILIES
 from rag_evaluator.families.judge.family import JUDGE_FAMILY
-from rag_evaluator.generate.fingerprint import GENERATION_KIND, GenerationFingerprint
 from rag_evaluator.inputs.records import TokenUsage
 from rag_evaluator.llm.checkpoint.records import StoredRecords
 from rag_evaluator.llm.fingerprint import RunFingerprint
+from rag_evaluator.llm.generation_fingerprint import GENERATION_KIND, GenerationFingerprint
 
 try:
     import fcntl

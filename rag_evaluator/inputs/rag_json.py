@@ -11,14 +11,14 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_evaluator.convert.shapes import (
+from rag_evaluator.errors import InputError, NothingConvertedError
+from rag_evaluator.inputs.files import read_input_bytes
+from rag_evaluator.inputs.shapes import (
     ExtractedEntries,
     RagEntry,
     extract_entries,
     extract_line_entry,
 )
-from rag_evaluator.errors import InputError, NothingConvertedError
-from rag_evaluator.inputs.files import read_input_bytes
 from rag_evaluator.inputs.tables import decode_bytes
 
 JSON_SUFFIXES = (".json",)
