@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rag_evaluator.cli import console
+from rag_evaluator.cli import console, options
 from rag_evaluator.cli.logs import configure_logging
 from rag_evaluator.cli.progress import RunConsole
 from rag_evaluator.errors import BudgetExhaustedError, QualityGateError, UsageError
@@ -20,10 +20,8 @@ from rag_evaluator.evaluate.run import (
 )
 from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
 from rag_evaluator.families.setup import AUTO, LlmFamilyOptions
-from rag_evaluator.inputs.selection import format_numbers
-from rag_evaluator.llm.cost import ESTIMATE_ASSUMES, dollar_range
-from rag_evaluator.llm.limits import DELAY_HELP
 from rag_evaluator.llm.models import DEFAULT_MODEL_ALIAS
+from rag_evaluator.llm.session import CallOptions
 from rag_evaluator.offline.families import JUDGE_FAMILY, read_fallback_phrases
 from rag_evaluator.offline.quality import DEFAULT_FALLBACK_PHRASES
 from rag_evaluator.offline.runner import MetricOptions, not_applicable_rows
@@ -32,9 +30,9 @@ from rag_evaluator.results.gates import describe_failures, parse_thresholds
 from rag_evaluator.results.groups import group_table
 from rag_evaluator.results.kinds import METRIC_KINDS
 from rag_evaluator.settings import load_settings
-from rag_evaluator.text.money import format_usd
 
 _DEFAULT_METRIC_OPTIONS = MetricOptions()
+_DEFAULT_CALLS = CallOptions()
 _DEFAULT_REQUEST = EvaluateRequest(Path(), Path(), Path(), Path())
 
 EVALUATE_HELP = f"""Score every RAG answer: Claude judges precision, recall and accuracy (the
@@ -103,16 +101,8 @@ class ConsoleInteraction(RunConsole):
             console.info(note)
         console.info(f"Model: {plan.model.model_id}")
         console.info(f"Prompt: {plan.prompt_origin}")
-        if plan.seed_was_drawn:
-            console.info(f"Seed: {plan.seed} (repeat this order with --seed {plan.seed})")
-        else:
-            console.info(f"Seed: {plan.seed}")
-        if plan.resumed_count:
-            console.info(
-                f"Resuming: {plan.resumed_count} done, {plan.pending_count} still to evaluate"
-            )
-        if plan.cached_count:
-            console.info(f"From the response cache (no call): {plan.cached_count}")
+        self.show_seed(plan.seed, plan.seed_was_drawn, "order")
+        self.show_known(plan.resumed_count, plan.pending_count, plan.cached_count, "evaluate")
         if plan.no_information_count:
             console.info(
                 f"Scored 1/1/1 without a call (answer and ground truth both say there is no "
@@ -122,31 +112,14 @@ class ConsoleInteraction(RunConsole):
             console.info(
                 f"Scored 0 without a call (no answer, --score-missing): {plan.missing_answer_count}"
             )
-        if plan.too_long:
-            console.warning(
-                "Too long for the model's context window, left unscored without a call: "
-                f"question {format_numbers(plan.too_long, 10)}"
-            )
+        self.show_too_long(plan.too_long, "left unscored")
         if plan.estimate is not None:
-            estimate = plan.estimate
-            how = []
-            if plan.batch:
-                how.append("Message Batches, 50% off")
-            elif plan.concurrency > 1:
-                how.append(f"{plan.concurrency} calls at a time")
-            if estimate.prompt_caching:
-                how.append("prompt caching")
-            extra = f"; {', '.join(how)}" if how else ""
-            console.info(
-                f"Estimated cost: {dollar_range(estimate.low_usd, estimate.high_usd)} "
-                f"({estimate.expected_calls_low} to {estimate.expected_calls_high} calls{extra})"
+            self.show_estimate(
+                plan.estimate,
+                batch=plan.batch,
+                concurrency=plan.concurrency,
+                max_cost=plan.max_cost,
             )
-            if len(estimate.families) > 1:
-                for family in estimate.families:
-                    console.info(f"  {family.describe()}")
-            console.info(f"  {ESTIMATE_ASSUMES}")
-            if plan.max_cost is not None:
-                console.info(f"Budget: stops before spending more than {format_usd(plan.max_cost)}")
 
 
 def check_dataset_options(dataset: Path | None, **files: Path | None) -> None:
@@ -200,9 +173,7 @@ def evaluate_command(
             help="A metadata column (e.g. Category): summary rows and a table per value.",
         ),
     ] = None,
-    model: Annotated[
-        str, typer.Option("--model", help="sonnet, haiku, opus, or a full Claude model id.")
-    ] = DEFAULT_MODEL_ALIAS,
+    model: options.Model = DEFAULT_MODEL_ALIAS,
     prompt: Annotated[
         Path | None,
         typer.Option(
@@ -219,9 +190,7 @@ def evaluate_command(
             "(offline); or all (the judge and every offline family).",
         ),
     ] = JUDGE_FAMILY,
-    yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Answer yes to every prompt (scripts, CI).")
-    ] = False,
+    yes: options.Yes = False,
     seed: Annotated[
         int | None,
         typer.Option("--seed", min=0, help="Seed of the shuffled order (default: a fresh one)."),
@@ -243,57 +212,15 @@ def evaluate_command(
             "instead of leaving it out.",
         ),
     ] = False,
-    concurrency: Annotated[
-        int,
-        typer.Option("--concurrency", min=1, help="Calls in flight at once."),
-    ] = _DEFAULT_REQUEST.concurrency,
-    delay: Annotated[
-        float | None,
-        typer.Option("--delay", min=0.0, help=DELAY_HELP),
-    ] = _DEFAULT_REQUEST.delay_seconds,
-    batch: Annotated[
-        bool,
-        typer.Option(
-            "--batch",
-            help="Send the calls as Message Batches: half the price, results within hours.",
-        ),
-    ] = False,
-    batch_poll: Annotated[
-        float,
-        typer.Option("--batch-poll", min=0.01, help="Seconds between checks of a batch."),
-    ] = _DEFAULT_REQUEST.batch_poll_seconds,
-    cache: Annotated[
-        bool,
-        typer.Option(
-            "--cache/--no-cache",
-            help="Reuse results of identical earlier requests from the response cache.",
-        ),
-    ] = True,
-    max_cost: Annotated[
-        float | None,
-        typer.Option(
-            "--max-cost",
-            min=0.0,
-            help="Stop (resumable) before the spending would pass this many dollars.",
-        ),
-    ] = None,
-    exact_estimate: Annotated[
-        bool,
-        typer.Option(
-            "--exact-estimate",
-            help="Count input tokens with the API's free count_tokens endpoint.",
-        ),
-    ] = False,
-    max_retries: Annotated[
-        int,
-        typer.Option(
-            "--max-retries", min=0, help="Retries of a call after a transient API failure."
-        ),
-    ] = _DEFAULT_REQUEST.max_retries,
-    timeout: Annotated[
-        float,
-        typer.Option("--timeout", min=0.1, help="Seconds to wait for one API reply."),
-    ] = _DEFAULT_REQUEST.timeout_seconds,
+    concurrency: options.Concurrency = _DEFAULT_CALLS.concurrency,
+    delay: options.Delay = _DEFAULT_CALLS.delay_seconds,
+    batch: options.Batch = False,
+    batch_poll: options.BatchPoll = _DEFAULT_CALLS.batch_poll_seconds,
+    cache: options.Cache = True,
+    max_cost: options.MaxCost = None,
+    exact_estimate: options.ExactEstimate = False,
+    max_retries: options.MaxRetries = _DEFAULT_CALLS.max_retries,
+    timeout: options.Timeout = _DEFAULT_CALLS.timeout_seconds,
     hedge_phrases: Annotated[
         str,
         typer.Option(
@@ -314,14 +241,7 @@ def evaluate_command(
             "--report", help="Also write the HTML report beside the results (rag-eval report)."
         ),
     ] = False,
-    checkpoint_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--checkpoint-dir",
-            help="Folder for checkpoints (default: $RAG_EVAL_CHECKPOINT_DIR, else the user "
-            "state folder).",
-        ),
-    ] = None,
+    checkpoint_dir: options.CheckpointDir = None,
     k: Annotated[
         int, typer.Option("--k", min=1, help="Retrieval metrics: how many top contexts count.")
     ] = _DEFAULT_METRIC_OPTIONS.k,
@@ -432,6 +352,19 @@ def evaluate_command(
     thresholds = parse_thresholds(fail_under) + parse_thresholds(fail_over, upper=True)
     check_dataset_options(dataset, questions=questions, ground_truth=ground_truth, answers=answers)
     request = EvaluateRequest(
+        calls=CallOptions(
+            model=model,
+            delay_seconds=delay,
+            max_retries=max_retries,
+            timeout_seconds=timeout,
+            concurrency=concurrency,
+            batch=batch,
+            batch_poll_seconds=batch_poll,
+            use_cache=cache,
+            exact_estimate=exact_estimate,
+            max_cost=max_cost,
+            checkpoint_dir=checkpoint_dir,
+        ),
         questions_path=questions or Path("questions.csv"),
         ground_truth_path=ground_truth or Path("ground_truth.csv"),
         ground_truth_given=ground_truth is not None,
@@ -439,14 +372,9 @@ def evaluate_command(
         working_directory=working_directory,
         dataset_path=dataset,
         group_by=group_by,
-        model=model,
         prompt_path=prompt,
         seed=seed,
-        delay_seconds=delay,
-        max_retries=max_retries,
-        timeout_seconds=timeout,
         output_dir=output_dir,
-        checkpoint_dir=checkpoint_dir,
         metrics=metrics,
         hedge_phrases=parse_hedge_phrases(hedge_phrases),
         metric_options=MetricOptions(
@@ -463,12 +391,6 @@ def evaluate_command(
         score_missing=score_missing,
         limit=limit,
         write_json=write_json,
-        concurrency=concurrency,
-        batch=batch,
-        batch_poll_seconds=batch_poll,
-        use_cache=cache,
-        exact_estimate=exact_estimate,
-        max_cost=max_cost,
         fail_under=thresholds,
         llm_options=LlmFamilyOptions(
             rubric_path=rubric,

@@ -7,19 +7,17 @@ from typing import Annotated
 
 import typer
 
-from rag_evaluator.cli import console
+from rag_evaluator.cli import console, options
 from rag_evaluator.cli.logs import configure_logging
 from rag_evaluator.cli.progress import RunConsole
 from rag_evaluator.generate.documents import DEFAULT_CHUNK_CHARACTERS
 from rag_evaluator.generate.run import PAIRING_AUTO, GeneratePlan, GenerateRequest, run_generation
 from rag_evaluator.generate.sampling import DEFAULT_TYPES, QUESTION_TYPES
-from rag_evaluator.inputs.selection import format_numbers
-from rag_evaluator.llm.cost import dollar_range
-from rag_evaluator.llm.limits import DELAY_HELP
 from rag_evaluator.llm.models import DEFAULT_MODEL_ALIAS
+from rag_evaluator.llm.session import CallOptions
 from rag_evaluator.settings import load_settings
-from rag_evaluator.text.money import format_usd
 
+_DEFAULT_CALLS = CallOptions()
 _DEFAULT_REQUEST = GenerateRequest(Path(), Path())
 
 GENERATE_HELP = f"""Generate a golden set from your documents: questions.csv and
@@ -68,40 +66,19 @@ class GenerateConsoleInteraction(RunConsole):
         if plan.examples:
             console.info(f"Few-shot examples: {plan.examples}")
         console.info(f"Model: {plan.model.model_id}")
-        if plan.seed_was_drawn:
-            console.info(f"Seed: {plan.seed} (repeat this set with --seed {plan.seed})")
-        else:
-            console.info(f"Seed: {plan.seed}")
+        self.show_seed(plan.seed, plan.seed_was_drawn, "set")
         console.info(f"Output: {plan.questions_path}, {plan.ground_truth_path}")
-        if plan.resumed_count:
-            console.info(
-                f"Resuming: {plan.resumed_count} done, {plan.pending_count} still to generate"
-            )
-        if plan.cached_count:
-            console.info(f"From the response cache (no call): {plan.cached_count}")
-        if plan.too_long:
-            console.warning(
-                "Too long for the model's context window, dropped without a call: question "
-                f"{format_numbers(plan.too_long, 10)}"
-            )
+        self.show_known(plan.resumed_count, plan.pending_count, plan.cached_count, "generate")
+        self.show_too_long(plan.too_long, "dropped")
         if plan.estimate is not None:
-            estimate = plan.estimate
-            how = []
-            if plan.batch:
-                how.append("Message Batches, 50% off")
-            elif plan.concurrency > 1:
-                how.append(f"{plan.concurrency} calls at a time")
-            if estimate.prompt_caching:
-                how.append("prompt caching")
-            if plan.top_up_allowance:
-                how.append(f"up to {plan.top_up_allowance} more to replace dropped questions")
-            extra = f"; {', '.join(how)}" if how else ""
-            console.info(
-                f"Estimated cost: {dollar_range(estimate.low_usd, estimate.high_usd)} "
-                f"({estimate.expected_calls_low} to {estimate.expected_calls_high} calls{extra})"
+            top_up = plan.top_up_allowance
+            self.show_estimate(
+                plan.estimate,
+                batch=plan.batch,
+                concurrency=plan.concurrency,
+                max_cost=plan.max_cost,
+                also=[f"up to {top_up} more to replace dropped questions"] if top_up else [],
             )
-            if plan.max_cost is not None:
-                console.info(f"Budget: stops before spending more than {format_usd(plan.max_cost)}")
 
 
 def generate_command(
@@ -112,9 +89,7 @@ def generate_command(
     count: Annotated[
         int, typer.Option("--count", min=1, help="How many questions to write.")
     ] = _DEFAULT_REQUEST.count,
-    model: Annotated[
-        str, typer.Option("--model", help="sonnet, haiku, opus, or a full Claude model id.")
-    ] = DEFAULT_MODEL_ALIAS,
+    model: options.Model = DEFAULT_MODEL_ALIAS,
     examples: Annotated[
         Path | None,
         typer.Option(
@@ -155,73 +130,38 @@ def generate_command(
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite questions.csv and ground_truth.csv.")
     ] = False,
-    yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Answer yes to every prompt (scripts, CI).")
-    ] = False,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Calls in flight at once.")
-    ] = _DEFAULT_REQUEST.concurrency,
-    delay: Annotated[
-        float | None,
-        typer.Option("--delay", min=0.0, help=DELAY_HELP),
-    ] = _DEFAULT_REQUEST.delay_seconds,
-    batch: Annotated[
-        bool,
-        typer.Option(
-            "--batch",
-            help="Send the calls as Message Batches: half the price, results within hours.",
-        ),
-    ] = False,
-    batch_poll: Annotated[
-        float, typer.Option("--batch-poll", min=0.01, help="Seconds between checks of a batch.")
-    ] = _DEFAULT_REQUEST.batch_poll_seconds,
-    cache: Annotated[
-        bool,
-        typer.Option(
-            "--cache/--no-cache",
-            help="Reuse replies to identical earlier requests from the response cache.",
-        ),
-    ] = True,
-    max_cost: Annotated[
-        float | None,
-        typer.Option(
-            "--max-cost",
-            min=0.0,
-            help="Stop (resumable) before the spending would pass this many dollars.",
-        ),
-    ] = None,
-    exact_estimate: Annotated[
-        bool,
-        typer.Option(
-            "--exact-estimate", help="Count input tokens with the API's free count_tokens endpoint."
-        ),
-    ] = False,
-    max_retries: Annotated[
-        int,
-        typer.Option(
-            "--max-retries", min=0, help="Retries of a call after a transient API failure."
-        ),
-    ] = _DEFAULT_REQUEST.max_retries,
-    timeout: Annotated[
-        float, typer.Option("--timeout", min=0.1, help="Seconds to wait for one API reply.")
-    ] = _DEFAULT_REQUEST.timeout_seconds,
-    checkpoint_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--checkpoint-dir",
-            help="Folder for checkpoints (default: $RAG_EVAL_CHECKPOINT_DIR, else the user "
-            "state folder).",
-        ),
-    ] = None,
+    yes: options.Yes = False,
+    concurrency: options.Concurrency = _DEFAULT_CALLS.concurrency,
+    delay: options.Delay = _DEFAULT_CALLS.delay_seconds,
+    batch: options.Batch = False,
+    batch_poll: options.BatchPoll = _DEFAULT_CALLS.batch_poll_seconds,
+    cache: options.Cache = True,
+    max_cost: options.MaxCost = None,
+    exact_estimate: options.ExactEstimate = False,
+    max_retries: options.MaxRetries = _DEFAULT_CALLS.max_retries,
+    timeout: options.Timeout = _DEFAULT_CALLS.timeout_seconds,
+    checkpoint_dir: options.CheckpointDir = None,
 ) -> None:
     working_directory = Path.cwd()
     settings = load_settings(working_directory)
     configure_logging()
     request = GenerateRequest(
+        calls=CallOptions(
+            model=model,
+            delay_seconds=delay,
+            max_retries=max_retries,
+            timeout_seconds=timeout,
+            concurrency=concurrency,
+            batch=batch,
+            batch_poll_seconds=batch_poll,
+            use_cache=cache,
+            exact_estimate=exact_estimate,
+            max_cost=max_cost,
+            checkpoint_dir=checkpoint_dir,
+        ),
         docs_dir=docs,
         working_directory=working_directory,
         count=count,
-        model=model,
         examples_path=examples,
         types=types,
         seed=seed,
@@ -229,16 +169,6 @@ def generate_command(
         pairing=pairing.strip().lower(),
         output_dir=output_dir,
         force=force,
-        delay_seconds=delay,
-        max_retries=max_retries,
-        timeout_seconds=timeout,
-        concurrency=concurrency,
-        batch=batch,
-        batch_poll_seconds=batch_poll,
-        use_cache=cache,
-        exact_estimate=exact_estimate,
-        max_cost=max_cost,
-        checkpoint_dir=checkpoint_dir,
     )
     interaction = GenerateConsoleInteraction(assume_yes=yes)
     try:

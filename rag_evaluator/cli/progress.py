@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rag_evaluator.cli import console
 from rag_evaluator.errors import UsageError
+from rag_evaluator.inputs.selection import format_numbers
+from rag_evaluator.llm.cost import ESTIMATE_ASSUMES, CostEstimate, dollar_range
 from rag_evaluator.llm.judging import ProgressUpdate
 from rag_evaluator.text.money import format_usd
 
@@ -49,3 +53,59 @@ class RunConsole:
 
     def finished(self) -> None:
         self.progress.stop()
+
+    # -- the plan's lines every model-calling command shows -------------------------------
+
+    @staticmethod
+    def show_seed(seed: int | None, drawn: bool, what: str) -> None:
+        """``Seed: 7`` (with how to repeat ``what`` when the seed was drawn)."""
+        if drawn:
+            console.info(f"Seed: {seed} (repeat this {what} with --seed {seed})")
+        else:
+            console.info(f"Seed: {seed}")
+
+    @staticmethod
+    def show_known(resumed: int, pending: int, cached: int, verb: str) -> None:
+        """What a resumed checkpoint and the response cache spare the run."""
+        if resumed:
+            console.info(f"Resuming: {resumed} done, {pending} still to {verb}")
+        if cached:
+            console.info(f"From the response cache (no call): {cached}")
+
+    @staticmethod
+    def show_too_long(numbers: Sequence[int], fate: str) -> None:
+        if numbers:
+            console.warning(
+                f"Too long for the model's context window, {fate} without a call: question "
+                f"{format_numbers(numbers, 10)}"
+            )
+
+    @staticmethod
+    def show_estimate(
+        estimate: CostEstimate,
+        *,
+        batch: bool,
+        concurrency: int,
+        max_cost: float | None,
+        also: Sequence[str] = (),
+    ) -> None:
+        """The cost range with how the calls go out, each family's share and the budget."""
+        how = []
+        if batch:
+            how.append("Message Batches, 50% off")
+        elif concurrency > 1:
+            how.append(f"{concurrency} calls at a time")
+        if estimate.prompt_caching:
+            how.append("prompt caching")
+        how.extend(also)
+        extra = f"; {', '.join(how)}" if how else ""
+        console.info(
+            f"Estimated cost: {dollar_range(estimate.low_usd, estimate.high_usd)} "
+            f"({estimate.expected_calls_low} to {estimate.expected_calls_high} calls{extra})"
+        )
+        if len(estimate.families) > 1:
+            for family in estimate.families:
+                console.info(f"  {family.describe()}")
+        console.info(f"  {ESTIMATE_ASSUMES}")
+        if max_cost is not None:
+            console.info(f"Budget: stops before spending more than {format_usd(max_cost)}")

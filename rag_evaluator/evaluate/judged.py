@@ -54,7 +54,7 @@ from rag_evaluator.llm.session import (
     ResumeTexts,
     RunSession,
     SessionConfig,
-    cache_path,
+    session_config,
 )
 from rag_evaluator.offline.families import MetricFamilies, runnable_offline_families
 from rag_evaluator.results.gates import failed_thresholds
@@ -107,7 +107,7 @@ def judge_setup(
     """The judged families' setup (key, model, prompt), or ``None`` for an offline run."""
     if not families.model_judged:
         return None
-    model = resolve_model(request.model)
+    model = resolve_model(request.calls.model)
     if settings.api_key is None:
         raise ConfigError(_missing_key_message(families))
     if not families.judge:
@@ -131,21 +131,16 @@ def judged_families(request: EvaluateRequest, setup: JudgeSetup) -> tuple[Judged
 def _session_config(
     request: EvaluateRequest, settings: Settings, setup: JudgeSetup
 ) -> SessionConfig:
-    directory = resolve_checkpoint_directory(request.checkpoint_dir, settings.checkpoint_dir)
+    """The session of a run over these input files (its checkpoint named after their paths)."""
+    calls = request.calls
+    directory = resolve_checkpoint_directory(calls.checkpoint_dir, settings.checkpoint_dir)
     paths = [str(path.resolve()) for path in request.input_paths]
-    return SessionConfig(
-        model=setup.model,
-        api_key=setup.api_key,
-        checkpoint_path=checkpoint_path(directory, checkpoint_key(paths)),
-        cache_path=cache_path(request.use_cache, settings.cache_dir or default_cache_directory()),
-        timeout_seconds=request.timeout_seconds,
-        max_retries=request.max_retries,
-        concurrency=request.concurrency,
-        delay_seconds=request.delay_seconds,
-        batch=request.batch,
-        batch_poll_seconds=request.batch_poll_seconds,
-        max_cost=request.max_cost,
-        exact_estimate=request.exact_estimate,
+    return session_config(
+        calls,
+        setup.model,
+        setup.api_key,
+        checkpoint_path(directory, checkpoint_key(paths)),
+        settings.cache_dir or default_cache_directory(),
     )
 
 
@@ -223,9 +218,9 @@ def judged_run(
         model=setup.model,
         families=families,
         limit=request.limit,
-        concurrency=request.concurrency,
-        batch=request.batch,
-        use_cache=request.use_cache,
+        concurrency=request.calls.concurrency,
+        batch=request.calls.batch,
+        use_cache=request.calls.use_cache,
     )
     with RunSession(_session_config(request, settings, setup), interaction) as session:
         numbers = {item.question_number for item in items}
@@ -305,9 +300,9 @@ def _run_plan(
         too_long=plan.too_long,
         estimate=plan.estimate if plan.sends_calls else None,
         checkpoint_path=checkpoint.path,
-        concurrency=request.concurrency,
-        batch=request.batch,
-        max_cost=request.max_cost,
+        concurrency=request.calls.concurrency,
+        batch=request.calls.batch,
+        max_cost=request.calls.max_cost,
         family_notes=tuple(setup.llm.describe()),
     )
 
@@ -395,7 +390,7 @@ def _facts(
         cached_questions=tally.cached_questions,
         cost_usd=tally.cost_usd,
         estimate=dollar_range(estimate.low_usd, estimate.high_usd) if plan.sends_calls else None,
-        batch=request.batch,
+        batch=request.calls.batch,
         coverage=base_plan.coverage,
         metric_columns=metric_columns,
         metadata_columns=carried,

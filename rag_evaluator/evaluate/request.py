@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES
 from rag_evaluator.families.setup import LlmFamilyOptions
 from rag_evaluator.llm.cost import CostEstimate
 from rag_evaluator.llm.models import ModelInfo
-from rag_evaluator.llm.session import SessionInteraction
+from rag_evaluator.llm.session import CallOptions, CommandInteraction
 from rag_evaluator.offline.families import JUDGE_FAMILY, MetricFamilies
 from rag_evaluator.offline.runner import EmptyMetric, MetricOptions
 from rag_evaluator.results.gates import Threshold, ThresholdFailure
@@ -24,12 +23,8 @@ EXIT_ALL_SCORED = 0
 EXIT_SOME_UNSCORED = 1
 
 
-class RunInteraction(SessionInteraction, Protocol):
-    """How the run talks to the user; the command implements it with the console."""
-
-    def show_plan(self, plan: RunPlan) -> None: ...
-
-    def finished(self) -> None: ...
+# How the run talks to the user; the command implements it with the console.
+RunInteraction = CommandInteraction["RunPlan"]
 
 
 @dataclass(frozen=True)
@@ -40,26 +35,17 @@ class EvaluateRequest:
     ground_truth_path: Path
     answers_path: Path
     working_directory: Path
-    model: str = "sonnet"
+    # How the model is called: the options every model-calling command shares.
+    calls: CallOptions = field(default_factory=CallOptions)
     prompt_path: Path | None = None
     seed: int | None = None
-    delay_seconds: float | None = None  # None: 0.5 s sequential, none when concurrent
-    max_retries: int = 6
-    timeout_seconds: float = 120.0
     output_dir: Path = Path("Evaluation_Runs")
-    checkpoint_dir: Path | None = None
     metrics: str = JUDGE_FAMILY
     hedge_phrases: tuple[str, ...] = DEFAULT_HEDGE_PHRASES
     metric_options: MetricOptions = field(default_factory=MetricOptions)
     score_missing: bool = False
     limit: int | None = None
     write_json: bool = False
-    concurrency: int = 1
-    batch: bool = False
-    batch_poll_seconds: float = 30.0
-    use_cache: bool = True
-    exact_estimate: bool = False
-    max_cost: float | None = None
     # The --fail-under minimums and --fail-over maximums (``Threshold.upper``).
     fail_under: tuple[Threshold, ...] = ()
     # The LLM families' options (--rubric, --answer-relevance; issue 10).

@@ -11,7 +11,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from rag_evaluator import __version__
-from rag_evaluator.errors import EvaluationInterrupted, UsageError
+from rag_evaluator.errors import EvaluationInterrupted
 from rag_evaluator.evaluate.inputs import (
     group_column,
     load_inputs,
@@ -32,6 +32,7 @@ from rag_evaluator.families.setup import prepare_llm_families
 from rag_evaluator.inputs.selection import exclusion_warnings
 from rag_evaluator.llm.judging import ProgressUpdate
 from rag_evaluator.llm.models import resolve_model
+from rag_evaluator.llm.session import check_call_options
 from rag_evaluator.offline.families import check_offline_ready, parse_metric_families, resolve_all
 from rag_evaluator.offline.runner import metric_columns as offline_metric_columns
 from rag_evaluator.results.gates import (
@@ -68,21 +69,21 @@ def _log_request(request: EvaluateRequest) -> None:
         request.questions_path,
         request.ground_truth_path,
         request.answers_path,
-        request.model,
+        request.calls.model,
         request.metrics,
         request.prompt_path,
         request.seed,
-        request.delay_seconds,
-        request.max_retries,
-        request.timeout_seconds,
+        request.calls.delay_seconds,
+        request.calls.max_retries,
+        request.calls.timeout_seconds,
         request.output_dir,
-        request.checkpoint_dir,
+        request.calls.checkpoint_dir,
         ",".join(request.hedge_phrases),
-        request.concurrency,
-        request.batch,
-        request.use_cache,
+        request.calls.concurrency,
+        request.calls.batch,
+        request.calls.use_cache,
         request.limit,
-        request.max_cost,
+        request.calls.max_cost,
         request.score_missing,
         request.llm_options.rubric_path,
         request.llm_options.answer_relevance,
@@ -90,15 +91,6 @@ def _log_request(request: EvaluateRequest) -> None:
         request.dataset_path,
         request.group_by,
     )
-
-
-def _check_request(request: EvaluateRequest) -> None:
-    if request.batch and request.concurrency != 1:
-        logger.info("--concurrency is not used with --batch (the API runs the batch)")
-    if request.max_cost is not None and request.max_cost <= 0:
-        raise UsageError(
-            f"--max-cost must be more than 0 dollars (got {request.max_cost:g}). Try --max-cost 5"
-        )
 
 
 def run_evaluation(
@@ -111,11 +103,11 @@ def run_evaluation(
     """Run ``rag-eval evaluate`` from parsed options to the written results file."""
     started_at = now or datetime.now()
     _log_request(request)
-    _check_request(request)
+    check_call_options(request.calls)
     families = parse_metric_families(request.metrics)
     llm = prepare_llm_families(families.llm, request.llm_options, request.working_directory)
     if families.model_judged:
-        resolve_model(request.model)  # an unknown model is reported before any file is read
+        resolve_model(request.calls.model)  # an unknown model is reported before any file is read
     request = settle_ground_truth(request, families, llm)
     files, selection, metadata_columns, reference_free = load_inputs(request)
     group_by = group_column(request, metadata_columns)

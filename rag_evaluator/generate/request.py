@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from rag_evaluator.generate.documents import DEFAULT_CHUNK_CHARACTERS
 from rag_evaluator.generate.sampling import DEFAULT_TYPES
 from rag_evaluator.llm.cost import CostEstimate
 from rag_evaluator.llm.models import ModelInfo
-from rag_evaluator.llm.session import SessionInteraction
+from rag_evaluator.llm.session import CallOptions, CommandInteraction
 from rag_evaluator.results.summary import SummaryLine
 
 EXIT_ALL_WRITTEN = 0
@@ -22,12 +21,8 @@ PAIRING_EMBEDDINGS = "embeddings"
 PAIRINGS = (PAIRING_AUTO, PAIRING_KEYWORDS, PAIRING_EMBEDDINGS)
 
 
-class GenerateInteraction(SessionInteraction, Protocol):
-    """How the run talks to the user; the command implements it with the console."""
-
-    def show_plan(self, plan: GeneratePlan) -> None: ...
-
-    def finished(self) -> None: ...
+# How the run talks to the user; the command implements it with the console.
+GenerateInteraction = CommandInteraction["GeneratePlan"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +32,8 @@ class GenerateRequest:
     docs_dir: Path
     working_directory: Path
     count: int = 50
-    model: str = "sonnet"
+    # How the model is called: the options every model-calling command shares.
+    calls: CallOptions = field(default_factory=CallOptions)
     examples_path: Path | None = None
     types: str = DEFAULT_TYPES
     seed: int | None = None
@@ -45,16 +41,6 @@ class GenerateRequest:
     pairing: str = PAIRING_AUTO
     output_dir: Path = Path(".")
     force: bool = False
-    delay_seconds: float | None = None  # None: 0.5 s sequential, none when concurrent
-    max_retries: int = 6
-    timeout_seconds: float = 120.0
-    concurrency: int = 1
-    batch: bool = False
-    batch_poll_seconds: float = 30.0
-    use_cache: bool = True
-    exact_estimate: bool = False
-    max_cost: float | None = None
-    checkpoint_dir: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,8 @@ from rag_evaluator.llm.session import (
     ResumeTexts,
     RunSession,
     SessionConfig,
-    cache_path,
+    check_call_options,
+    session_config,
 )
 from rag_evaluator.settings import Settings
 
@@ -117,7 +118,7 @@ def _log_request(request: GenerateRequest) -> None:
         __version__,
         request.docs_dir,
         request.count,
-        request.model,
+        request.calls.model,
         request.examples_path,
         request.types,
         request.seed,
@@ -125,14 +126,14 @@ def _log_request(request: GenerateRequest) -> None:
         request.pairing,
         request.output_dir,
         request.force,
-        request.delay_seconds,
-        request.max_retries,
-        request.timeout_seconds,
-        request.concurrency,
-        request.batch,
-        request.use_cache,
-        request.max_cost,
-        request.checkpoint_dir,
+        request.calls.delay_seconds,
+        request.calls.max_retries,
+        request.calls.timeout_seconds,
+        request.calls.concurrency,
+        request.calls.batch,
+        request.calls.use_cache,
+        request.calls.max_cost,
+        request.calls.checkpoint_dir,
         request.working_directory,
     )
 
@@ -145,10 +146,7 @@ def _check_request(request: GenerateRequest) -> dict[str, int]:
             f"--chunk-chars must be at least {MIN_CHUNK_CHARACTERS} (got "
             f"{request.chunk_characters}). Try --chunk-chars {DEFAULT_CHUNK_CHARACTERS}"
         )
-    if request.max_cost is not None and request.max_cost <= 0:
-        raise UsageError(
-            f"--max-cost must be more than 0 dollars (got {request.max_cost:g}). Try --max-cost 5"
-        )
+    check_call_options(request.calls)
     if request.pairing not in PAIRINGS:
         raise UsageError(f"Unknown --pairing '{request.pairing}'. Use {', '.join(PAIRINGS)}")
     return parse_types(request.types)
@@ -194,23 +192,17 @@ def _session_config(
     request: GenerateRequest, settings: Settings, model: ModelInfo, api_key: str
 ) -> SessionConfig:
     """The session of a generate run from this folder into these output files."""
-    directory = resolve_checkpoint_directory(request.checkpoint_dir, settings.checkpoint_dir)
+    calls = request.calls
+    directory = resolve_checkpoint_directory(calls.checkpoint_dir, settings.checkpoint_dir)
     key = checkpoint_key(
         [GENERATION_FAMILY, str(request.docs_dir.resolve()), str(request.output_dir.resolve())]
     )
-    return SessionConfig(
-        model=model,
-        api_key=api_key,
-        checkpoint_path=checkpoint_path(directory, f"{GENERATION_FAMILY}-{key}"),
-        cache_path=cache_path(request.use_cache, settings.cache_dir or default_cache_directory()),
-        timeout_seconds=request.timeout_seconds,
-        max_retries=request.max_retries,
-        concurrency=request.concurrency,
-        delay_seconds=request.delay_seconds,
-        batch=request.batch,
-        batch_poll_seconds=request.batch_poll_seconds,
-        max_cost=request.max_cost,
-        exact_estimate=request.exact_estimate,
+    return session_config(
+        calls,
+        model,
+        api_key,
+        checkpoint_path(directory, f"{GENERATION_FAMILY}-{key}"),
+        settings.cache_dir or default_cache_directory(),
     )
 
 
@@ -300,7 +292,7 @@ def _facts(
         usage=sum((record.usage for record in present), TokenUsage()),
         cost_usd=sum(record.cost_usd for record in present),
         estimate=estimate,
-        batch=request.batch,
+        batch=request.calls.batch,
     )
 
 
@@ -321,7 +313,7 @@ class _Setup:
 def _prepare(request: GenerateRequest, settings: Settings) -> _Setup:
     """Options checked, documents read and chunked, the generator and its fingerprint."""
     weights = _check_request(request)
-    model = resolve_model(request.model)
+    model = resolve_model(request.calls.model)
     paths = golden_set_paths(request.output_dir)
     if not request.force:
         refuse_to_overwrite(paths)
@@ -374,16 +366,16 @@ def run_generation(
         options = JudgingOptions(
             model=setup.model,
             families=(family,),
-            concurrency=request.concurrency,
-            batch=request.batch,
-            use_cache=request.use_cache,
+            concurrency=request.calls.concurrency,
+            batch=request.calls.batch,
+            use_cache=request.calls.use_cache,
         )
         path = session.config.checkpoint_path
         checkpoint = PreparedCheckpoint(path, header, decision.loaded, decision.replaces)
         rounds = Rounds(planner, askable, options, checkpoint, session.cache, request.count)
         rounds.add(planner.first_round_types(counts))
         plan = session.prepare(lambda window, count: _replayed_plan(rounds, window, count))
-        estimate = with_allowance(plan.estimate, rounds, family, request.batch)
+        estimate = with_allowance(plan.estimate, rounds, family, request.calls.batch)
         shown = _shown_plan(request, setup, counts, header, decision, plan, rounds)
         if not session.confirm(plan, lambda: interaction.show_plan(shown)):
             return GenerateOutcome(declined=True, exit_code=EXIT_ALL_WRITTEN)
@@ -428,7 +420,7 @@ def _shown_plan(
 ) -> GeneratePlan:
     """What the run is about to do, as shown before ``Proceed?``."""
     inputs = setup.inputs
-    estimate = with_allowance(plan.estimate, rounds, setup.family, request.batch)
+    estimate = with_allowance(plan.estimate, rounds, setup.family, request.calls.batch)
     return GeneratePlan(
         docs_dir=request.docs_dir,
         documents=len(inputs.documents.documents),
@@ -451,9 +443,9 @@ def _shown_plan(
         estimate=estimate if plan.sends_calls else None,
         top_up_allowance=rounds.allowance(),
         checkpoint_path=plan.checkpoint.path,
-        concurrency=request.concurrency,
-        batch=request.batch,
-        max_cost=request.max_cost,
+        concurrency=request.calls.concurrency,
+        batch=request.calls.batch,
+        max_cost=request.calls.max_cost,
     )
 
 

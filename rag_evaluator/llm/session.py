@@ -16,7 +16,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from rag_evaluator.errors import CheckpointError, UsageError
 from rag_evaluator.families.base import JudgedFamily
@@ -55,27 +55,67 @@ class SessionInteraction(Protocol):
     def work_progress(self, label: str, done: int, total: int) -> None: ...
 
 
+PlanT = TypeVar("PlanT", contravariant=True)
+
+
+class CommandInteraction(SessionInteraction, Protocol[PlanT]):
+    """A model-calling command's terminal side: the session's, plus showing its own plan
+    before ``Proceed?`` and saying when the calls are over."""
+
+    def show_plan(self, plan: PlanT) -> None: ...
+
+    def finished(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """How a model-calling command calls the model: the command-line options they share."""
+
+    model: str = "sonnet"
+    delay_seconds: float | None = None  # None: 0.5 s one call at a time, none when concurrent
+    max_retries: int = 6
+    timeout_seconds: float = 120.0
+    concurrency: int = 1
+    batch: bool = False
+    batch_poll_seconds: float = 30.0
+    use_cache: bool = True
+    exact_estimate: bool = False
+    max_cost: float | None = None
+    checkpoint_dir: Path | None = None
+
+
+def check_call_options(calls: CallOptions) -> None:
+    """The shared options' own errors, found before anything is read."""
+    if calls.batch and calls.concurrency != 1:
+        logger.info("--concurrency is not used with --batch (the API runs the batch)")
+    if calls.max_cost is not None and calls.max_cost <= 0:
+        raise UsageError(
+            f"--max-cost must be more than 0 dollars (got {calls.max_cost:g}). Try --max-cost 5"
+        )
+
+
 @dataclass(frozen=True)
 class SessionConfig:
-    """The options of a model-calling run that the session owns."""
+    """What the session of one run works with."""
 
+    calls: CallOptions
     model: ModelInfo
     api_key: str
     checkpoint_path: Path
     cache_path: Path | None  # None: --no-cache
-    timeout_seconds: float = 120.0
-    max_retries: int = 6
-    concurrency: int = 1
-    delay_seconds: float | None = None
-    batch: bool = False
-    batch_poll_seconds: float = 30.0
-    max_cost: float | None = None
-    exact_estimate: bool = False
 
 
-def cache_path(use_cache: bool, directory: Path) -> Path | None:
-    """The response cache's file in ``directory``, or ``None`` with ``--no-cache``."""
-    return directory / CACHE_FILE_NAME if use_cache else None
+def session_config(
+    calls: CallOptions,
+    model: ModelInfo,
+    api_key: str,
+    checkpoint_path: Path,
+    cache_directory: Path,
+) -> SessionConfig:
+    """The session of a run: its checkpoint at ``checkpoint_path``, the response cache in
+    ``cache_directory`` (none with ``--no-cache``)."""
+    cache = cache_directory / CACHE_FILE_NAME if calls.use_cache else None
+    return SessionConfig(calls, model, api_key, checkpoint_path, cache)
 
 
 @dataclass(frozen=True)
@@ -200,15 +240,15 @@ class RunSession:
         from rag_evaluator.llm.limits import CallLimiter, SpendingCap, call_spacing
         from rag_evaluator.llm.transport import Transport
 
-        config = self.config
-        concurrency = 1 if config.batch else config.concurrency
+        config, calls = self.config, self.config.calls
+        concurrency = 1 if calls.batch else calls.concurrency
         client = ModelClient(
-            Transport(config.api_key, config.timeout_seconds),
-            ClientSettings(model=config.model, max_retries=config.max_retries, batch=config.batch),
+            Transport(config.api_key, calls.timeout_seconds),
+            ClientSettings(model=config.model, max_retries=calls.max_retries, batch=calls.batch),
             limiter=CallLimiter(
-                concurrency, call_spacing(config.delay_seconds, concurrency), stop=self.stop
+                concurrency, call_spacing(calls.delay_seconds, concurrency), stop=self.stop
             ),
-            cap=SpendingCap(config.max_cost, already_spent_usd=spent_usd),
+            cap=SpendingCap(calls.max_cost, already_spent_usd=spent_usd),
             api_key=config.api_key,
         )
         self._hold.callback(client.close)
@@ -231,7 +271,7 @@ class RunSession:
         window = client.check_model()
         if window is not None and window != self.config.model.context_window_tokens:
             plan = plan_with(window, None)
-        if self.config.exact_estimate and plan.sends_calls:
+        if self.config.calls.exact_estimate and plan.sends_calls:
             plan = plan_with(client.context_window_tokens, client.count_input_tokens)
         return plan
 
@@ -249,13 +289,13 @@ class RunSession:
         """Every planned question's calls, checkpointing each finished question."""
         client = self.client
         batches = None
-        if self.config.batch:
+        if self.config.calls.batch:
             from rag_evaluator.llm.batches import BatchRunner
 
             batches = BatchRunner(
                 client,
                 self.stop,
-                poll_seconds=self.config.batch_poll_seconds,
+                poll_seconds=self.config.calls.batch_poll_seconds,
                 interaction=self.interaction,
             )
         judged = judge_pending(
