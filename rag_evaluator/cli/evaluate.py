@@ -21,7 +21,6 @@ from rag_evaluator.evaluate.run import (
 from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
 from rag_evaluator.families.setup import AUTO, LlmFamilyOptions
 from rag_evaluator.llm.models import DEFAULT_MODEL_ALIAS
-from rag_evaluator.llm.session import CallOptions
 from rag_evaluator.offline.families import JUDGE_FAMILY, read_fallback_phrases
 from rag_evaluator.offline.quality import DEFAULT_FALLBACK_PHRASES
 from rag_evaluator.offline.runner import MetricOptions, not_applicable_rows
@@ -32,7 +31,6 @@ from rag_evaluator.results.kinds import METRIC_KINDS
 from rag_evaluator.settings import load_settings
 
 _DEFAULT_METRIC_OPTIONS = MetricOptions()
-_DEFAULT_CALLS = CallOptions()
 _DEFAULT_REQUEST = EvaluateRequest(Path(), Path(), Path(), Path())
 
 EVALUATE_HELP = f"""Score every RAG answer: Claude judges precision, recall and accuracy (the
@@ -212,15 +210,15 @@ def evaluate_command(
             "instead of leaving it out.",
         ),
     ] = False,
-    concurrency: options.Concurrency = _DEFAULT_CALLS.concurrency,
-    delay: options.Delay = _DEFAULT_CALLS.delay_seconds,
+    concurrency: options.Concurrency = options.DEFAULT_CALLS.concurrency,
+    delay: options.Delay = options.DEFAULT_CALLS.delay_seconds,
     batch: options.Batch = False,
-    batch_poll: options.BatchPoll = _DEFAULT_CALLS.batch_poll_seconds,
+    batch_poll: options.BatchPoll = options.DEFAULT_CALLS.batch_poll_seconds,
     cache: options.Cache = True,
     max_cost: options.MaxCost = None,
     exact_estimate: options.ExactEstimate = False,
-    max_retries: options.MaxRetries = _DEFAULT_CALLS.max_retries,
-    timeout: options.Timeout = _DEFAULT_CALLS.timeout_seconds,
+    max_retries: options.MaxRetries = options.DEFAULT_CALLS.max_retries,
+    timeout: options.Timeout = options.DEFAULT_CALLS.timeout_seconds,
     hedge_phrases: Annotated[
         str,
         typer.Option(
@@ -352,19 +350,7 @@ def evaluate_command(
     thresholds = parse_thresholds(fail_under) + parse_thresholds(fail_over, upper=True)
     check_dataset_options(dataset, questions=questions, ground_truth=ground_truth, answers=answers)
     request = EvaluateRequest(
-        calls=CallOptions(
-            model=model,
-            delay_seconds=delay,
-            max_retries=max_retries,
-            timeout_seconds=timeout,
-            concurrency=concurrency,
-            batch=batch,
-            batch_poll_seconds=batch_poll,
-            use_cache=cache,
-            exact_estimate=exact_estimate,
-            max_cost=max_cost,
-            checkpoint_dir=checkpoint_dir,
-        ),
+        calls=options.call_options(locals()),
         questions_path=questions or Path("questions.csv"),
         ground_truth_path=ground_truth or Path("ground_truth.csv"),
         ground_truth_given=ground_truth is not None,

@@ -14,10 +14,8 @@ from rag_evaluator.generate.documents import DEFAULT_CHUNK_CHARACTERS
 from rag_evaluator.generate.run import PAIRING_AUTO, GeneratePlan, GenerateRequest, run_generation
 from rag_evaluator.generate.sampling import DEFAULT_TYPES, QUESTION_TYPES
 from rag_evaluator.llm.models import DEFAULT_MODEL_ALIAS
-from rag_evaluator.llm.session import CallOptions
 from rag_evaluator.settings import load_settings
 
-_DEFAULT_CALLS = CallOptions()
 _DEFAULT_REQUEST = GenerateRequest(Path(), Path())
 
 GENERATE_HELP = f"""Generate a golden set from your documents: questions.csv and
@@ -131,34 +129,22 @@ def generate_command(
         bool, typer.Option("--force", help="Overwrite questions.csv and ground_truth.csv.")
     ] = False,
     yes: options.Yes = False,
-    concurrency: options.Concurrency = _DEFAULT_CALLS.concurrency,
-    delay: options.Delay = _DEFAULT_CALLS.delay_seconds,
+    concurrency: options.Concurrency = options.DEFAULT_CALLS.concurrency,
+    delay: options.Delay = options.DEFAULT_CALLS.delay_seconds,
     batch: options.Batch = False,
-    batch_poll: options.BatchPoll = _DEFAULT_CALLS.batch_poll_seconds,
+    batch_poll: options.BatchPoll = options.DEFAULT_CALLS.batch_poll_seconds,
     cache: options.Cache = True,
     max_cost: options.MaxCost = None,
     exact_estimate: options.ExactEstimate = False,
-    max_retries: options.MaxRetries = _DEFAULT_CALLS.max_retries,
-    timeout: options.Timeout = _DEFAULT_CALLS.timeout_seconds,
+    max_retries: options.MaxRetries = options.DEFAULT_CALLS.max_retries,
+    timeout: options.Timeout = options.DEFAULT_CALLS.timeout_seconds,
     checkpoint_dir: options.CheckpointDir = None,
 ) -> None:
     working_directory = Path.cwd()
     settings = load_settings(working_directory)
     configure_logging()
     request = GenerateRequest(
-        calls=CallOptions(
-            model=model,
-            delay_seconds=delay,
-            max_retries=max_retries,
-            timeout_seconds=timeout,
-            concurrency=concurrency,
-            batch=batch,
-            batch_poll_seconds=batch_poll,
-            use_cache=cache,
-            exact_estimate=exact_estimate,
-            max_cost=max_cost,
-            checkpoint_dir=checkpoint_dir,
-        ),
+        calls=options.call_options(locals()),
         docs_dir=docs,
         working_directory=working_directory,
         count=count,

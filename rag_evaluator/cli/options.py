@@ -4,12 +4,14 @@ timeout and checkpoint folder."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from rag_evaluator.llm.limits import DELAY_HELP
+from rag_evaluator.llm.session import CallOptions
 
 Model = Annotated[
     str, typer.Option("--model", help="sonnet, haiku, opus, or a full Claude model id.")
@@ -64,3 +66,25 @@ CheckpointDir = Annotated[
         "folder).",
     ),
 ]
+
+
+# Each shared option's parameter name in a command, and its field in CallOptions.
+_CALL_FIELDS = {
+    "model": "model",
+    "delay": "delay_seconds",
+    "max_retries": "max_retries",
+    "timeout": "timeout_seconds",
+    "concurrency": "concurrency",
+    "batch": "batch",
+    "batch_poll": "batch_poll_seconds",
+    "cache": "use_cache",
+    "max_cost": "max_cost",
+    "exact_estimate": "exact_estimate",
+    "checkpoint_dir": "checkpoint_dir",
+}
+DEFAULT_CALLS = CallOptions()
+
+
+def call_options(parameters: Mapping[str, Any]) -> CallOptions:
+    """The shared options as the command received them (its parameters by name)."""
+    return CallOptions(**{field: parameters[name] for name, field in _CALL_FIELDS.items()})
