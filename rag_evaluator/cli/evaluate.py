@@ -28,7 +28,7 @@ from rag_evaluator.report.run import report_for_run
 from rag_evaluator.results.gates import describe_failures, parse_thresholds
 from rag_evaluator.results.groups import group_table
 from rag_evaluator.results.kinds import METRIC_KINDS
-from rag_evaluator.settings import load_settings
+from rag_evaluator.settings import Settings, load_settings
 
 _DEFAULT_METRIC_OPTIONS = MetricOptions()
 _DEFAULT_REQUEST = EvaluateRequest(Path(), Path(), Path(), Path())
@@ -384,7 +384,13 @@ def evaluate_command(
             embedding_model=embedding_model,
         ),
     )
-    interaction = ConsoleInteraction(assume_yes=yes)
+    _run(request, settings, ConsoleInteraction(assume_yes=yes), report)
+
+
+def _run(
+    request: EvaluateRequest, settings: Settings, interaction: ConsoleInteraction, report: bool
+) -> None:
+    """Run the evaluation, show what it wrote, and exit with its code (or its gate's)."""
     try:
         outcome = run_evaluation(request, settings, interaction)
     except BudgetExhaustedError as stopped:

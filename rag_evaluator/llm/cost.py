@@ -97,10 +97,6 @@ class CostEstimate:
     prompt_caching: bool = False
     families: tuple[FamilyCost, ...] = ()
 
-    @classmethod
-    def nothing(cls, cached_questions: int = 0, batch: bool = False) -> CostEstimate:
-        return cls(0, 0, 0, 0, 0, 0, 0, 0.0, 0.0, cached_questions, batch)
-
 
 def caches_system_prompt(system_prompt: str, model: ModelInfo) -> bool:
     """Whether the system prompt is long enough for the API to cache it for ``model``.
@@ -132,6 +128,49 @@ def _cached_input_dollars(
     return _input_dollars(plain + written + read, model)
 
 
+@dataclass
+class _FamilyTotals:
+    """One family's calls and tokens summed over its questions (low and high ends)."""
+
+    calls_low: float = 0.0
+    calls_high: float = 0.0
+    input_low: float = 0.0
+    input_high: float = 0.0
+    output_low: float = 0.0
+    output_high: float = 0.0
+    system_low: float | None = None  # the system prompt's tokens, when it has one
+    system_high: float = 0.0
+
+    def add(self, estimate: CallEstimate) -> None:
+        self.calls_low += estimate.calls_low
+        self.calls_high += estimate.calls_high
+        self.input_low += estimate.input_tokens_low
+        self.input_high += estimate.input_tokens_high
+        self.output_low += estimate.output_tokens_low
+        self.output_high += estimate.output_tokens_high
+        if estimate.system_characters:
+            self.system_low = estimate.system_tokens_low()
+            self.system_high = estimate.system_tokens_high()
+
+    def dollars(self, model: ModelInfo, *, cached: bool, batch: bool) -> tuple[float, float]:
+        """The family's low and high dollars (prompt caching and the batch rate applied)."""
+        if cached and self.system_low is not None:
+            low = _cached_input_dollars(self.calls_low, self.input_low, self.system_low, model)
+            if batch:  # caching in a batch is best effort: the high end reads nothing cached
+                high = _input_dollars(self.input_high, model)
+            else:
+                high = _cached_input_dollars(
+                    self.calls_high, self.input_high, self.system_high, model
+                )
+        else:
+            low = _input_dollars(self.input_low, model)
+            high = _input_dollars(self.input_high, model)
+        low += _output_dollars(self.output_low, model)
+        high += _output_dollars(self.output_high, model)
+        factor = BATCH_DISCOUNT if batch else 1.0
+        return low * factor, high * factor
+
+
 def estimate_cost(
     estimates: Mapping[str, Sequence[CallEstimate]],
     model: ModelInfo,
@@ -148,68 +187,38 @@ def estimate_cost(
     ``prompt_caching`` says, per family, whether its system prompt is sent marked for caching.
     """
     caching = prompt_caching or {}
-    totals: dict[str, list[float]] = defaultdict(lambda: [0.0] * 6)
-    system_low: dict[str, float] = {}
-    system_high: dict[str, float] = {}
+    totals: dict[str, _FamilyTotals] = defaultdict(_FamilyTotals)
     for family, family_estimates in estimates.items():
-        total = totals[family]
         for estimate in family_estimates:
-            total[0] += estimate.calls_low
-            total[1] += estimate.calls_high
-            total[2] += estimate.input_tokens_low
-            total[3] += estimate.input_tokens_high
-            total[4] += estimate.output_tokens_low
-            total[5] += estimate.output_tokens_high
-            if estimate.system_characters:
-                system_low[family] = estimate.system_tokens_low()
-                system_high[family] = estimate.system_tokens_high()
-    low_usd = high_usd = 0.0
+            totals[family].add(estimate)
     family_costs: list[FamilyCost] = []
-    for family, (calls_low, calls_high, in_low, in_high, out_low, out_high) in totals.items():
-        if caching.get(family) and family in system_low:
-            family_low = _cached_input_dollars(calls_low, in_low, system_low[family], model)
-            if batch:
-                family_high = _input_dollars(in_high, model)
-            else:
-                family_high = _cached_input_dollars(calls_high, in_high, system_high[family], model)
-        else:
-            family_low = _input_dollars(in_low, model)
-            family_high = _input_dollars(in_high, model)
-        family_low += _output_dollars(out_low, model)
-        family_high += _output_dollars(out_high, model)
-        if batch:
-            family_low *= BATCH_DISCOUNT
-            family_high *= BATCH_DISCOUNT
-        low_usd += family_low
-        high_usd += family_high
+    for family, total in totals.items():
+        low, high = total.dollars(model, cached=bool(caching.get(family)), batch=batch)
         family_costs.append(
             FamilyCost(
                 family=family,
                 questions=(family_questions or {}).get(family, len(estimates[family])),
-                calls_low=round(calls_low),
-                calls_high=round(calls_high + 0.4999),
-                output_tokens_low=round(out_low),
-                output_tokens_high=round(out_high),
-                low_usd=family_low,
-                high_usd=family_high,
+                calls_low=round(total.calls_low),
+                calls_high=round(total.calls_high + 0.4999),
+                output_tokens_low=round(total.output_low),
+                output_tokens_high=round(total.output_high),
+                low_usd=low,
+                high_usd=high,
             )
         )
-    sums = [sum(total[index] for total in totals.values()) for index in range(6)]
-    question_count = (
-        questions
-        if questions is not None
-        else max((len(values) for values in estimates.values()), default=0)
-    )
+    all_totals = list(totals.values())
     return CostEstimate(
-        questions=question_count,
-        expected_calls_low=round(sums[0]),
-        expected_calls_high=round(sums[1] + 0.4999),
-        input_tokens_low=round(sums[2]),
-        input_tokens_high=round(sums[3]),
-        output_tokens_low=round(sums[4]),
-        output_tokens_high=round(sums[5]),
-        low_usd=low_usd,
-        high_usd=high_usd,
+        questions=questions
+        if questions is not None
+        else max((len(values) for values in estimates.values()), default=0),
+        expected_calls_low=round(sum(total.calls_low for total in all_totals)),
+        expected_calls_high=round(sum(total.calls_high for total in all_totals) + 0.4999),
+        input_tokens_low=round(sum(total.input_low for total in all_totals)),
+        input_tokens_high=round(sum(total.input_high for total in all_totals)),
+        output_tokens_low=round(sum(total.output_low for total in all_totals)),
+        output_tokens_high=round(sum(total.output_high for total in all_totals)),
+        low_usd=sum(cost.low_usd for cost in family_costs),
+        high_usd=sum(cost.high_usd for cost in family_costs),
         cached_questions=cached_questions,
         batch=batch,
         prompt_caching=any(caching.get(family) for family in totals),
