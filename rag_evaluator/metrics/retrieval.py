@@ -63,7 +63,7 @@ Chunks = Sequence[str] | Sequence[Vector]
 
 def _chunk_list(chunks: Any, name: str) -> list[Any]:
     if isinstance(chunks, str | bytes):
-        raise UsageError(f"{name} must be a list of chunks, not one text. Wrap it: [{name}]")
+        raise UsageError(f"{name} must be a list of chunks, not one text. Put it in a list: [text]")
     try:
         return list(chunks)
     except TypeError:
