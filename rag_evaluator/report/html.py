@@ -29,7 +29,6 @@ import gzip
 import hashlib
 import json
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import jinja2
@@ -142,14 +141,23 @@ def _script_json(data: object) -> Markup:
     return Markup(script_json(data))
 
 
+def _whole_percent(value: float) -> str:
+    return f"{value:.0%}"
+
+
+def _em(value: float) -> str:
+    """A width in em, to a tenth."""
+    return f"{value:.1f}"
+
+
 _FILTERS = {
     # Only for the table's cells, where autoescaping is off (templates/run.html).
     "cell": escape_text,
     "script_json": _script_json,
     "n": charts.svg_number,
     "repr": repr,
-    "pct0": lambda value: f"{value:.0%}",
-    "em": lambda value: f"{value:.1f}",
+    "pct0": _whole_percent,
+    "em": _em,
 }
 _GLOBALS = {
     "zip": zip,
@@ -178,9 +186,8 @@ _GLOBALS = {
 def _environment(templates: tuple[tuple[str, str], ...]) -> jinja2.Environment:
     """The templates compiled once per process: autoescaping on for all of them (every
     template is HTML), and a name the template does not know is an error, not a blank."""
-    sources: Mapping[str, str] = {name: without_layout(text) for name, text in templates}
     environment = jinja2.Environment(
-        loader=jinja2.DictLoader(dict(sources)),
+        loader=jinja2.DictLoader({name: without_layout(text) for name, text in templates}),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         auto_reload=False,

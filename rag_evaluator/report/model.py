@@ -1,7 +1,7 @@
 """What the HTML report shows, as plain data: facts, cards, histograms, diagnostics, tables.
 
 ``build_report_model`` takes the results files as read (``RunTable``) and returns a
-``ReportModel`` that ``report/html.py`` renders; nothing here knows HTML. Columns are
+``ReportModel`` that the templates render (``html.py``); nothing here knows HTML. Columns are
 read generically, as compare reads them (``results/run_scores.py``): binary and continuous
 metric columns get cards, histograms and filters; short categorical columns (labels such
 as ``CORRECT``/``WRONG``/``DONT_KNOW``, letter grades) get distributions; every other
