@@ -83,7 +83,6 @@ class ConvertReport:
     ground_truth_path: Path | None = None
     ground_truth_rows: int = 0
     questions_without_reference: list[int] = field(default_factory=list)
-    reference_conflicts: list[str] = field(default_factory=list)
     # Lost claims whose answer had text, other than the kept one's: answers left out.
     lost_answers: int = 0
 
@@ -330,7 +329,6 @@ def convert(
             ground_truth_path=ground_truth_path,
             ground_truth_rows=len(carried.rows) - 1,
             questions_without_reference=carried.questions_without_reference,
-            reference_conflicts=carried.conflicts,
         )
     logger.info(
         "Wrote %d rows to %s (%d entries, %d unmatched, %d lost claims)",

@@ -19,7 +19,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from rag_evaluator.results.summary import format_fraction, format_mean
+from rag_evaluator.results.summary import format_fraction, mean_line
 from rag_evaluator.stats.statistics import (
     RESAMPLES,
     RESAMPLING_SEED,
@@ -39,6 +39,10 @@ from rag_evaluator.stats.statistics import (
 )
 
 Z = 1.959963984540054  # the 97.5% normal quantile
+
+
+def _mean_text(values: list[float]) -> str:
+    return mean_line("", values).value
 
 
 def bounds(interval: Interval | None) -> tuple[float, float]:
@@ -337,8 +341,8 @@ def test_bootstrap_needs_spread() -> None:
     assert bootstrap_mean_interval([]) is None
     assert bootstrap_mean_interval([0.4]) is None  # n = 1
     assert bootstrap_mean_interval([0.0] * 12) is None  # all equal
-    assert format_mean([0.4]) == "mean 0.4000 (n=1) [95% CI n/a]"
-    assert format_mean([]) == "mean n/a (n=0)"
+    assert _mean_text([0.4]) == "mean 0.4000 (n=1) [95% CI n/a]"
+    assert _mean_text([]) == "mean n/a (n=0)"
 
 
 def test_too_few_values_get_no_interval_rather_than_a_falsely_narrow_one() -> None:
@@ -347,7 +351,7 @@ def test_too_few_values_get_no_interval_rather_than_a_falsely_narrow_one() -> No
     assert bootstrap_mean_interval([0.11, 0.18]) is None
     assert bootstrap_mean_interval([0.1, 0.9, 0.4, 0.7, 0.2, 0.5, 0.3, 0.8, 0.6]) is None  # 9
     assert bootstrap_mean_interval([0.1, 0.9, 0.4, 0.7, 0.2, 0.5, 0.3, 0.8, 0.6, 0.0]) is not None
-    assert format_mean([0.11, 0.18]) == "mean 0.1450 (n=2) [95% CI n/a]"
+    assert _mean_text([0.11, 0.18]) == "mean 0.1450 (n=2) [95% CI n/a]"
 
 
 def test_paired_bootstrap_is_scipys_paired_bootstrap() -> None:
