@@ -12,7 +12,19 @@ from typing import Any
 from rag_evaluator.families.base import JudgedFamily
 from rag_evaluator.results.groups import GroupSummary, GroupTally
 from rag_evaluator.results.rows import ResultRow
-from rag_evaluator.results.summary import RunFacts, SummaryLine, summary_lines, tally_rows
+from rag_evaluator.results.summary import RowTally, RunFacts, SummaryLine, summary_lines
+
+
+def tally_rows(
+    rows: Iterable[ResultRow],
+    families: Sequence[JudgedFamily[Any]] = (),
+    metric_columns: Sequence[str] = (),
+) -> RowTally:
+    """A ``RowTally`` of ``rows``, in the order given."""
+    tally = RowTally(families, metric_columns)
+    for row in rows:
+        tally.add(row)
+    return tally
 
 
 def build_summary(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -242,18 +242,6 @@ class RowTally:
             values = collected.values
             observed[column] = sum(values) / len(values) if values else None
         return observed
-
-
-def tally_rows(
-    rows: Iterable[ResultRow],
-    families: Sequence[JudgedFamily[Any]] = (),
-    metric_columns: Sequence[str] = (),
-) -> RowTally:
-    """A ``RowTally`` of ``rows``, in the order given."""
-    tally = RowTally(families, metric_columns)
-    for row in rows:
-        tally.add(row)
-    return tally
 
 
 def summary_lines(tally: RowTally, facts: RunFacts) -> list[SummaryLine]:

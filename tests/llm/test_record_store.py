@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from results_support import build_summary, group_summaries
+from results_support import build_summary, group_summaries, tally_rows
 from test_checkpoint import FAMILIES, _header
 
 from rag_evaluator.families.base import QuestionRecord
@@ -24,7 +24,7 @@ from rag_evaluator.llm.checkpoint.store import (
 )
 from rag_evaluator.results.groups import GroupTally
 from rag_evaluator.results.rows import ResultRow, ResultRows
-from rag_evaluator.results.summary import RunFacts, summary_lines, tally_rows
+from rag_evaluator.results.summary import RunFacts, summary_lines
 from rag_evaluator.results.writer import write_results
 
 JUDGE = FAMILIES["judge"]
