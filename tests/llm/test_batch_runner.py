@@ -8,12 +8,14 @@ checkpoint is a real file in ``tmp_path``, read back line by line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import random
 import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -108,6 +110,12 @@ class Workspace:
     api: ScriptedApi = field(default_factory=ScriptedApi)
     interaction: Interaction = field(default_factory=Interaction)
     client: ModelClient | None = None
+    finished: list[JudgedRecords] = field(default_factory=list)
+
+    def close(self) -> None:
+        """Let go of the checkpoint files the runs' records read from (as a session would)."""
+        for judged in self.finished:
+            judged.records.close()
 
     @property
     def checkpoint(self) -> Path:
@@ -151,9 +159,11 @@ class Workspace:
         )
         stop = stop or threading.Event()
         runner = BatchRunner(self.client, stop, poll_seconds=0.0, interaction=self.interaction)
-        return judge_pending(
+        judged = judge_pending(
             plan, options, no_direct_call, cache, self.interaction, stop, batches=runner
         )
+        self.finished.append(judged)
+        return judged
 
     def prepared_checkpoint(self) -> PreparedCheckpoint:
         """The workspace's checkpoint, resumed when it holds anything (as evaluate would)."""
@@ -187,8 +197,10 @@ class Workspace:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Workspace:
-    return Workspace(tmp_path, [1, 2, 3, 4, 5])
+def workspace(tmp_path: Path) -> Iterator[Workspace]:
+    made = Workspace(tmp_path, [1, 2, 3, 4, 5])
+    yield made
+    made.close()
 
 
 def judge_result(records: JudgedRecords, number: int) -> Any:
@@ -520,8 +532,10 @@ def expected_outcome(script: list[Any]) -> tuple[str | None, int]:
 def test_any_mix_of_entry_results_ends_each_request_once_with_every_dollar_kept(
     scripts: list[list[Any]],
 ) -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        workspace = Workspace(Path(folder), [1, 2, 3])
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        contextlib.closing(Workspace(Path(folder), [1, 2, 3])) as workspace,
+    ):
         workspace.api.script = {
             cid(number): [verdict() if reply == "ok" else reply for reply in script]
             for number, script in zip(workspace.numbers, scripts, strict=True)
