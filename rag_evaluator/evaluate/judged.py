@@ -46,14 +46,16 @@ from rag_evaluator.llm.fingerprint import (
     fingerprint_run,
 )
 from rag_evaluator.llm.judging import JudgedRecords
-from rag_evaluator.llm.models import ModelInfo, resolve_model
+from rag_evaluator.llm.models import ModelInfo
 from rag_evaluator.llm.planning import JudgingOptions, JudgingPlan, PreparedCheckpoint, draw_seed
 from rag_evaluator.llm.planning import plan_judging as plan_questions
+from rag_evaluator.llm.providers import credentials_problem
 from rag_evaluator.llm.response_cache import default_cache_directory
 from rag_evaluator.llm.session import (
     ResumeTexts,
     RunSession,
     SessionConfig,
+    call_model,
     session_config,
 )
 from rag_evaluator.offline.families import MetricFamilies, runnable_offline_families
@@ -85,17 +87,13 @@ class JudgeSetup:
     llm: LlmFamilySetup = field(default_factory=lambda: LlmFamilySetup((), None, "", None))
 
 
-def _missing_key_message(families: MetricFamilies) -> str:
-    message = (
-        "ANTHROPIC_API_KEY is not set. Set ANTHROPIC_API_KEY or put it in a .env file "
-        "in this folder (ANTHROPIC_API_KEY=sk-ant-...)"
-    )
+def _missing_credentials_message(problem: str, families: MetricFamilies) -> str:
     if not (families.wants_all or families.offline):
-        return message
+        return problem
     runnable = runnable_offline_families()
     if runnable:
-        message += f", or leave the judge out with --metrics {','.join(runnable)}"
-    return message
+        problem += f", or leave the judged families out with --metrics {','.join(runnable)}"
+    return problem
 
 
 def judge_setup(
@@ -104,22 +102,23 @@ def judge_setup(
     families: MetricFamilies,
     llm: LlmFamilySetup,
 ) -> JudgeSetup | None:
-    """The judged families' setup (key, model, prompt), or ``None`` for an offline run."""
+    """The judged families' setup (credentials, model, prompt), or ``None`` for an offline
+    run."""
     if not families.model_judged:
         return None
-    model = resolve_model(request.calls.model)
-    if settings.api_key is None:
-        raise ConfigError(_missing_key_message(families))
+    model = call_model(request.calls)
+    problem = credentials_problem(model.provider, settings)
+    if problem is not None:
+        raise ConfigError(_missing_credentials_message(problem, families))
+    api_key = settings.api_key or ""
     if not families.judge:
         if request.prompt_path is not None:
             logger.warning(
                 "--prompt is the judge family's prompt and the judge does not run: it is ignored"
             )
-        return JudgeSetup(
-            settings.api_key, model, SystemPrompt("", FAMILY_PROMPTS_ORIGIN), False, llm
-        )
+        return JudgeSetup(api_key, model, SystemPrompt("", FAMILY_PROMPTS_ORIGIN), False, llm)
     prompt = load_system_prompt(request.prompt_path, request.working_directory)
-    return JudgeSetup(settings.api_key, model, prompt, True, llm)
+    return JudgeSetup(api_key, model, prompt, True, llm)
 
 
 def judged_families(request: EvaluateRequest, setup: JudgeSetup) -> tuple[JudgedFamily[Any], ...]:

@@ -44,21 +44,20 @@ def judge_client(
     # Imported here: the SDK takes seconds to import.
     from rag_evaluator.llm.client import ClientSettings, ModelClient
     from rag_evaluator.llm.limits import CallLimiter, SpendingCap
-    from rag_evaluator.llm.transport import Transport
+    from rag_evaluator.llm.providers import credentials_problem, open_transport
 
     info = resolve_model(model)
-    key = api_key or load_settings(Path.cwd()).api_key
-    if not key:
-        raise ConfigError(
-            "ANTHROPIC_API_KEY is not set. Set it, put it in a .env file in this folder, or pass "
-            "api_key= to judge_client()"
-        )
+    settings = load_settings(Path.cwd())
+    key = api_key or settings.api_key
+    problem = None if api_key else credentials_problem(info.provider, settings)
+    if problem is not None:
+        raise ConfigError(f"{problem}, or pass api_key= to judge_client()")
     return ModelClient(
-        Transport(key, timeout_seconds),
+        open_transport(info, key, timeout_seconds),
         ClientSettings(model=info, max_retries=max_retries),
         limiter=CallLimiter(max(1, concurrency), delay_seconds),
         cap=SpendingCap(max_cost),
-        api_key=key,
+        api_key=key or "",
     )
 
 

@@ -76,7 +76,7 @@ from rag_evaluator.llm.generation_fingerprint import (
     generation_differences,
     generation_fingerprint,
 )
-from rag_evaluator.llm.models import ModelInfo, resolve_model
+from rag_evaluator.llm.models import ModelInfo
 from rag_evaluator.llm.planning import (
     CountTokens,
     JudgingOptions,
@@ -84,12 +84,14 @@ from rag_evaluator.llm.planning import (
     PreparedCheckpoint,
     draw_seed,
 )
+from rag_evaluator.llm.providers import credentials_problem
 from rag_evaluator.llm.response_cache import default_cache_directory
 from rag_evaluator.llm.session import (
     ResumeDecision,
     ResumeTexts,
     RunSession,
     SessionConfig,
+    call_model,
     check_call_options,
     session_config,
 )
@@ -313,17 +315,15 @@ class _Setup:
 def _prepare(request: GenerateRequest, settings: Settings) -> _Setup:
     """Options checked, documents read and chunked, the generator and its fingerprint."""
     weights = _check_request(request)
-    model = resolve_model(request.calls.model)
+    model = call_model(request.calls)
     paths = golden_set_paths(request.output_dir)
     if not request.force:
         refuse_to_overwrite(paths)
     inputs = _read_inputs(request)
-    api_key = settings.api_key
-    if api_key is None:
-        raise ConfigError(
-            "ANTHROPIC_API_KEY is not set. Set ANTHROPIC_API_KEY or put it in a .env file in "
-            "this folder (ANTHROPIC_API_KEY=sk-ant-...)"
-        )
+    problem = credentials_problem(model.provider, settings)
+    if problem is not None:
+        raise ConfigError(problem)
+    api_key = settings.api_key or ""
     family = GenerationFamily(build_system_prompt(inputs.examples))
     pairing = _pairing_method(request, weights)
     fingerprint = generation_fingerprint(

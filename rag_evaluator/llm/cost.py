@@ -104,15 +104,17 @@ def caches_system_prompt(system_prompt: str, model: ModelInfo) -> bool:
     Decided on the low token estimate (4 characters per token), so the prompt is only marked
     when it surely reaches the model's minimum.
     """
-    return len(system_prompt) // CHARS_PER_TOKEN_LOW >= model.cache_minimum_tokens
+    return model.caches_prompts and (
+        len(system_prompt) // CHARS_PER_TOKEN_LOW >= model.cache_minimum_tokens
+    )
 
 
 def _input_dollars(tokens: float, model: ModelInfo) -> float:
-    return tokens * model.input_price_per_mtok / _PER_MILLION
+    return tokens * (model.input_price_per_mtok or 0.0) / _PER_MILLION
 
 
 def _output_dollars(tokens: float, model: ModelInfo) -> float:
-    return tokens * model.output_price_per_mtok / _PER_MILLION
+    return tokens * (model.output_price_per_mtok or 0.0) / _PER_MILLION
 
 
 def _cached_input_dollars(
@@ -228,10 +230,11 @@ def estimate_cost(
 
 def call_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> float:
     """Dollars for the usage the API reported, cache writes and reads included."""
-    input_price = model.input_price_per_mtok
+    # An unknown price counts as nothing here: what it stands for is shown as "price unknown".
+    input_price = model.input_price_per_mtok or 0.0
     cost = (
         usage.input_tokens * input_price
-        + usage.output_tokens * model.output_price_per_mtok
+        + usage.output_tokens * (model.output_price_per_mtok or 0.0)
         + usage.cache_creation_input_tokens * input_price * CACHE_WRITE_MULTIPLIER
         + usage.cache_read_input_tokens * input_price * CACHE_READ_MULTIPLIER
     ) / _PER_MILLION

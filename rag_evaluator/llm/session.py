@@ -29,7 +29,7 @@ from rag_evaluator.llm.checkpoint.store import (
     read_header,
 )
 from rag_evaluator.llm.judging import JudgedRecords, ProgressUpdate, judge_pending
-from rag_evaluator.llm.models import ModelInfo
+from rag_evaluator.llm.models import ModelInfo, parse_price, resolve_model
 from rag_evaluator.llm.planning import CountTokens, JudgingOptions, JudgingPlan
 from rag_evaluator.llm.response_cache import CACHE_FILE_NAME, ResponseCache
 
@@ -82,6 +82,20 @@ class CallOptions:
     exact_estimate: bool = False
     max_cost: float | None = None
     checkpoint_dir: Path | None = None
+    price: str | None = None  # --price IN/OUT: dollars per million tokens
+
+
+def call_model(calls: CallOptions) -> ModelInfo:
+    """The model the run calls (``--model``, priced by ``--price`` when given); a budget
+    needs a price."""
+    model = resolve_model(calls.model, parse_price(calls.price) if calls.price else None)
+    if calls.max_cost is not None and not model.priced:
+        raise UsageError(
+            f"--max-cost needs the price of {model.key}, which rag-eval does not know. Give "
+            "it with --price IN/OUT (dollars per million input and output tokens; 0/0 for a "
+            "model you run yourself)"
+        )
+    return model
 
 
 def check_call_options(calls: CallOptions) -> None:
@@ -238,12 +252,12 @@ class RunSession:
         # Imported here: the SDK takes a moment to import, which other commands never pay.
         from rag_evaluator.llm.client import ClientSettings, ModelClient
         from rag_evaluator.llm.limits import CallLimiter, SpendingCap, call_spacing
-        from rag_evaluator.llm.transport import Transport
+        from rag_evaluator.llm.providers import open_transport
 
         config, calls = self.config, self.config.calls
         concurrency = 1 if calls.batch else calls.concurrency
         client = ModelClient(
-            Transport(config.api_key, calls.timeout_seconds),
+            open_transport(config.model, config.api_key, calls.timeout_seconds),
             ClientSettings(model=config.model, max_retries=calls.max_retries, batch=calls.batch),
             limiter=CallLimiter(
                 concurrency, call_spacing(calls.delay_seconds, concurrency), stop=self.stop
