@@ -2,12 +2,15 @@
 
 Every error a user can cause or meet is one of these, carrying a message that
 already says how to fix it. Only ``cli.py`` turns them into text and an exit code.
+``InputError`` and ``UsageError`` are also ``ValueError``s: a library caller passing a bad
+value can catch them as Python's usual error for one.
 
     RagEvalError                  base; ``exit_code`` is what the CLI returns
-    ├── InputError                bad or missing input files, columns, values (exit 2)
+    ├── InputError                bad or missing input files, columns, values (exit 2; a ValueError)
     │   ├── MissingFileError      a named input file does not exist
     │   └── MissingColumnError    a required column is absent (lists those found)
-    ├── UsageError                bad option values: unknown model, bad metric name (exit 2)
+    ├── UsageError                bad option or argument values: unknown model, bad metric
+    │                             name, k < 1 (exit 2; a ValueError)
     ├── ConfigError               missing API key and similar set-up problems (exit 2)
     ├── CheckpointError           a checkpoint that cannot be used (exit 2)
     ├── NothingConvertedError     convert found nothing it could write (exit 1)
@@ -46,7 +49,7 @@ class RagEvalError(Exception):
         return self.message
 
 
-class InputError(RagEvalError):
+class InputError(RagEvalError, ValueError):
     """An input file or value the tool cannot use."""
 
     def __init__(self, message: str, path: Path | str | None = None) -> None:
@@ -85,8 +88,8 @@ class MissingColumnError(InputError):
         self.found = found
 
 
-class UsageError(RagEvalError):
-    """An option value the tool cannot use."""
+class UsageError(RagEvalError, ValueError):
+    """An option value, or a library function's argument, the tool cannot use."""
 
 
 class ConfigError(RagEvalError):

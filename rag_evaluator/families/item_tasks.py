@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 DEFAULT_LIBRARY_CONCURRENCY = 4
 
 
-def judge_client(
+def model_client(
     model: str = "sonnet",
     *,
     api_key: str | None = None,
@@ -39,7 +39,8 @@ def judge_client(
     """A model client for the library functions: ``sonnet``, ``haiku``, ``opus`` or a model id.
 
     The key is ``api_key``, else ``ANTHROPIC_API_KEY`` (environment or ``./.env``).
-    ``max_cost`` caps what the client may spend, across every call made with it.
+    ``max_cost`` caps what the client may spend, across every call made with it. The caller
+    closes it (``rag_evaluator.metrics.judge_client`` is the context manager that does).
     """
     # Imported here: the SDK takes seconds to import.
     from rag_evaluator.llm.client import ClientSettings, ModelClient

@@ -1,266 +1,55 @@
-"""The offline metrics as a library.
+"""rag-eval's metrics as a library: the offline families and the LLM-judged ones.
 
-Every score is on 0-1; ``None`` means the metric is undefined for its inputs (for example
-recall with no golden chunk), never NaN. Retrieval and overlap functions keep the seeds'
-signatures::
+Conventions, the same for every function here:
 
-    from rag_evaluator.metrics import precision_at_k_exact, rouge_scores
+- **Argument order**: ``question, answer, ground_truth, contexts``; each function takes the
+  subset it needs, in that order (``keyword_coverage(answer, ground_truth)``,
+  ``faithfulness(question, answer, contexts, client=...)``). The retrieval functions take the
+  golden chunks first and the retrieved chunks by keyword (``retrieved_chunks=``); ``ragas``
+  takes ``ground_truth`` and ``contexts`` by keyword. A call in an older order then fails
+  instead of swapping two lists.
+- **Returns**: a score is a ``float`` on 0-1, ``None`` where the metric is undefined for its
+  inputs (recall with no golden chunk, a ground truth without keywords), never NaN. A yes/no
+  check is a ``bool`` (``exact_match``, ``is_dont_know_answer``, ``is_matching``). Where there
+  is more than a number the result is a small frozen dataclass (``RougeScores``,
+  ``SemanticScores``, ``QualityAssessment``); those replacing a seed's dict also read as it
+  (``rouge_scores(...)["rougeL"]``). ``ragas`` and ``factual_accuracy`` return their
+  family's result (scores, reasons, usage and cost); ``rubric_scores`` a dict by criterion.
+- **Bad argument values** raise ``UsageError`` (bad input data ``InputError``), both
+  ``ValueError`` subclasses whose message says what to pass instead.
 
-    precision_at_k_exact(["chunk a", "chunk b"], ["chunk b"], k=2)   # 0.5
-    rouge_scores("the cat sat", "the cat sat down")["rougeL"]
+Retrieval, one function per metric with the matching mode as an argument::
 
-Semantic functions take embedding vectors (any sequences of floats, numpy arrays included);
-``load_text_embedder()`` gives the bundled offline all-MiniLM-L6-v2 to make them, and
-``load_bert_scorer()`` BERTScore on the same model. Seed 002's text-level functions
-``answer_hallucination(answer, contexts, model_name)`` and ``evaluate_all(...)`` embed for
-you, in one batched call. ``compute_offline_metrics`` scores whole ``EvaluationItem`` lists
-the way ``rag-eval evaluate --metrics ...`` does.
+    from rag_evaluator.metrics import precision_at_k, hybrid_log_rank_score
 
-The LLM-judged metrics (``faithfulness``, ``context_precision``, ``context_recall``,
-``ragas_answer_relevance``, ``ragas``, ``factual_accuracy``, ``classify_answer``,
-``is_matching``, ``rubric_scores``) take one item and a model client from
-``judge_client()``; see ``rag_evaluator.metrics.judged`` (the block at the end).
+    golden = ["Chunk about Territory 118"]
+    retrieved = ["Chunk about rates", "Chunk about Territory 118", "Chunk about rules"]
+    precision_at_k(golden, retrieved_chunks=retrieved, k=2)                   # 0.5
+    precision_at_k(golden, retrieved_chunks=retrieved, k=2, match="overlap")  # ROUGE-L >= 0.7
+    hybrid_log_rank_score(golden, retrieved_chunks=retrieved)                 # 0.6845
+
+``match="similarity"`` embeds chunk texts with the bundled all-MiniLM-L6-v2 (the semantic
+extra) or takes embedding vectors. Seed 004's ``*_exact`` / ``*_similarity`` names remain as
+deprecated aliases. Semantic functions on vectors (``semantic_similarity``,
+``context_relevance``, ...) take any sequences of floats; ``load_text_embedder()`` makes them.
+Seed 002's ``answer_hallucination`` and ``evaluate_all`` embed for you in one batched call.
+``compute_offline_metrics`` scores whole ``EvaluationItem`` lists the way ``rag-eval
+evaluate --metrics ...`` does.
+
+The LLM-judged metrics take one item and the client of a ``with judge_client(...) as
+client:`` block; see ``rag_evaluator.metrics.judged``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from rag_evaluator.offline.embeddings import load_bert_scorer, load_text_embedder
-from rag_evaluator.offline.lexical import (
-    answer_completeness,
-    citation_quality,
-    dont_know,
-    exact_match,
-    extract_keywords,
-    extract_numbers,
-    fact_score,
-    keyword_coverage,
-    list_coverage,
-    list_items,
-    number_match,
-)
-from rag_evaluator.offline.overlap import bleu, rouge_f1
-from rag_evaluator.offline.quality import (
-    DEFAULT_FALLBACK_PHRASES,
-    QualityAssessment,
-    assess_answer,
-    cited_numbers,
-)
-from rag_evaluator.offline.registry import FAMILY_METRICS, OFFLINE_FAMILIES
-from rag_evaluator.offline.retrieval import (
-    RankedMatches,
-    average_precision,
-    context_overlap,
-    exact_matches,
-    f1_at_k,
-    f1_at_k_exact,
-    f1_at_k_overlap,
-    f1_at_k_similarity,
-    hybrid_log_rank,
-    hybrid_log_rank_score_exact,
-    hybrid_log_rank_score_overlap,
-    hybrid_log_rank_score_similarity,
-    log_rank_score,
-    mrr_exact,
-    mrr_overlap,
-    mrr_similarity,
-    ndcg_at_k,
-    ndcg_at_k_exact,
-    ndcg_at_k_overlap,
-    ndcg_at_k_similarity,
-    overlap_matches,
-    precision_at_k,
-    precision_at_k_exact,
-    precision_at_k_overlap,
-    precision_at_k_similarity,
-    recall_at_k,
-    recall_at_k_exact,
-    recall_at_k_overlap,
-    recall_at_k_similarity,
-    reciprocal_rank,
-    similarity_matches,
-)
-from rag_evaluator.offline.runner import (
-    MetricOptions,
-    OfflineMetricsResult,
-    compute_offline_metrics,
-    families_with_inputs,
-)
-from rag_evaluator.offline.semantic import (
-    HALLUCINATION_THRESHOLD,
-    SUFFICIENCY_THRESHOLD,
-    answer_correctness,
-    answer_relevance,
-    context_relevance,
-    context_sufficiency,
-    cosine_similarity,
-    hallucination,
-    hallucination_from_cosines,
-    mean_similarity_from_cosines,
-    pair_score,
-    semantic_similarity,
-    sentence_support,
-    share_at_least_from_cosines,
-    split_sentences,
-)
-
-
-def bleu_score(retrieved_chunk: str, ground_truth_chunks: Sequence[str]) -> float | None:
-    """Seed 004's signature: sacreBLEU sentence BLEU / 100 of the generated text
-    (``retrieved_chunk``) against the reference texts."""
-    return bleu(retrieved_chunk, ground_truth_chunks)
-
-
-def rouge_scores(retrieved_chunk: str, ground_truth_chunk: str) -> dict[str, float] | None:
-    """ROUGE-1/2/L F1 with stemming of the generated text against one reference:
-    ``{"rouge1": ..., "rouge2": ..., "rougeL": ...}``; ``None`` for an empty reference."""
-    return rouge_f1(retrieved_chunk, ground_truth_chunk)
-
-
-# Seed 004 calls it rouge_score; kept as an alias so seed code runs unchanged.
-rouge_score = rouge_scores
-
-
-def is_dont_know_answer(answer: str) -> bool:
-    """Seed 001's signature: whether the answer admits it does not know (see ``dont_know``)."""
-    return dont_know(answer) == 1.0
-
-
-def answer_hallucination(
-    answer: str,
-    contexts: Sequence[str],
-    model_name: str | None = None,
-    threshold: float = HALLUCINATION_THRESHOLD,
-) -> float | None:
-    """Seed 002's signature: share of the answer's sentences whose most similar context has
-    cosine below ``threshold`` (lower is better). ``model_name``: a local folder, a cached
-    model name, or ``None`` / ``"all-MiniLM-L6-v2"`` for the bundled model. ``None`` when
-    the answer has no sentence; 1.0 when there is no context."""
-    return evaluate_all("", answer, "", contexts, model_name, (SUFFICIENCY_THRESHOLD, threshold))[
-        "answer_hallucination"
-    ]
-
-
-def evaluate_all(
-    question: str,
-    answer: str,
-    reference: str,
-    contexts: Sequence[str],
-    model_name: str | None = None,
-    thresholds: tuple[float, float] = (SUFFICIENCY_THRESHOLD, HALLUCINATION_THRESHOLD),
-) -> dict[str, float | None]:
-    """Seed 002's signature: the five embedding metrics of one answer, from one batched
-    embedding pass (long contexts in passages, each counting with its best passage).
-    ``thresholds`` is (sufficiency, hallucination).
-
-    Returns ``context_relevance``, ``context_sufficiency``, ``answer_relevance`` (question
-    vs answer, as rag-eval defines it), ``answer_correctness`` (answer vs reference) and
-    ``answer_hallucination``; ``None`` where a metric is undefined (no context, blank
-    question or reference, no answer sentence), as in ``rag-eval evaluate``.
-    """
-    sufficiency_threshold, hallucination_threshold = thresholds
-    context_texts = [context for context in contexts if context.strip()]
-    sentences = split_sentences(answer)
-    texts = [text for text in (question, answer, reference) if text.strip()]
-    # Contexts longer than the model reads are embedded in passages; a context counts with
-    # its best passage, as in ``rag-eval evaluate``.
-    table = load_text_embedder(model_name).embed_all([*texts, *sentences], context_texts)
-
-    def cosine(first: str, second: str) -> float | None:
-        return table.cosine(first, second) if first in table and second in table else None
-
-    question_context: list[float] = []
-    if question.strip() and context_texts:
-        question_context = table.best_passage_cosines([question], context_texts)[0].tolist()
-    best: list[float | None] = [None] * len(sentences)
-    if sentences and context_texts:
-        best = table.best_passage_cosines(sentences, context_texts).max(axis=1).tolist()
-    # A sentence found word for word in a context is supported whatever its cosine.
-    support = sentence_support(sentences, context_texts, best)
-    return {
-        "context_relevance": mean_similarity_from_cosines(question_context),
-        "context_sufficiency": share_at_least_from_cosines(question_context, sufficiency_threshold),
-        "answer_relevance": pair_score(answer, question, cosine(answer, question)),
-        "answer_correctness": pair_score(answer, reference, cosine(answer, reference)),
-        "answer_hallucination": hallucination_from_cosines(support, hallucination_threshold),
-    }
-
-
-__all__ = [
-    "DEFAULT_FALLBACK_PHRASES",
-    "FAMILY_METRICS",
-    "OFFLINE_FAMILIES",
-    "MetricOptions",
-    "OfflineMetricsResult",
-    "QualityAssessment",
-    "RankedMatches",
-    "answer_completeness",
-    "answer_correctness",
-    "answer_hallucination",
-    "answer_relevance",
-    "assess_answer",
-    "average_precision",
-    "bleu_score",
-    "citation_quality",
-    "cited_numbers",
-    "compute_offline_metrics",
-    "context_overlap",
-    "context_relevance",
-    "context_sufficiency",
-    "cosine_similarity",
-    "dont_know",
-    "evaluate_all",
-    "exact_match",
-    "exact_matches",
-    "extract_keywords",
-    "extract_numbers",
-    "f1_at_k",
-    "f1_at_k_exact",
-    "f1_at_k_overlap",
-    "f1_at_k_similarity",
-    "fact_score",
-    "families_with_inputs",
-    "hallucination",
-    "hybrid_log_rank",
-    "hybrid_log_rank_score_exact",
-    "hybrid_log_rank_score_overlap",
-    "hybrid_log_rank_score_similarity",
-    "is_dont_know_answer",
-    "keyword_coverage",
-    "list_coverage",
-    "list_items",
-    "load_bert_scorer",
-    "load_text_embedder",
-    "log_rank_score",
-    "mrr_exact",
-    "mrr_overlap",
-    "mrr_similarity",
-    "ndcg_at_k",
-    "ndcg_at_k_exact",
-    "ndcg_at_k_overlap",
-    "ndcg_at_k_similarity",
-    "number_match",
-    "overlap_matches",
-    "precision_at_k",
-    "precision_at_k_exact",
-    "precision_at_k_overlap",
-    "precision_at_k_similarity",
-    "recall_at_k",
-    "recall_at_k_exact",
-    "recall_at_k_overlap",
-    "recall_at_k_similarity",
-    "reciprocal_rank",
-    "rouge_score",
-    "rouge_scores",
-    "semantic_similarity",
-    "similarity_matches",
-    "split_sentences",
-]
-
-
-# --- LLM-judged metrics (issue 10): one item through a model client --------------------------
-from rag_evaluator.metrics.judged import (  # noqa: E402 - kept apart from the offline block
+from rag_evaluator.families.grading.factual_accuracy import FactualAccuracyResult
+from rag_evaluator.families.ragas.family import RagasResult
+from rag_evaluator.families.rubric.rubrics import Criterion, Rubric, Scale
+from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
+from rag_evaluator.metrics.judged import (
+    AnswerClass,
     classify_answer,
     context_precision,
     context_recall,
@@ -273,17 +62,181 @@ from rag_evaluator.metrics.judged import (  # noqa: E402 - kept apart from the o
     ragas_answer_relevance,
     rubric_scores,
 )
+from rag_evaluator.metrics.retrieval import (
+    MatchMode,
+    average_precision,
+    context_overlap,
+    f1_at_k,
+    f1_at_k_exact,
+    f1_at_k_similarity,
+    hybrid_log_rank_score,
+    hybrid_log_rank_score_exact,
+    hybrid_log_rank_score_similarity,
+    log_rank_score,
+    mrr,
+    ndcg_at_k,
+    precision_at_k,
+    precision_at_k_exact,
+    precision_at_k_similarity,
+    recall_at_k,
+    recall_at_k_exact,
+    recall_at_k_similarity,
+)
+from rag_evaluator.metrics.texts import (
+    RougeScores,
+    SemanticScores,
+    answer_hallucination,
+    bleu_score,
+    evaluate_all,
+    exact_match,
+    is_dont_know_answer,
+    rouge_score,
+    rouge_scores,
+)
+from rag_evaluator.offline.embeddings import (
+    BertScoreModel,
+    TextEmbedder,
+    load_bert_scorer,
+    load_text_embedder,
+)
+from rag_evaluator.offline.lexical import (
+    Keywords,
+    answer_completeness,
+    citation_quality,
+    extract_keywords,
+    extract_numbers,
+    fact_score,
+    keyword_coverage,
+    list_coverage,
+    list_items,
+    number_match,
+)
+from rag_evaluator.offline.quality import (
+    DEFAULT_FALLBACK_PHRASES,
+    FallbackPhrases,
+    QualityAssessment,
+    assess_answer,
+    cited_numbers,
+)
+from rag_evaluator.offline.registry import FAMILY_METRICS, OFFLINE_FAMILIES, InputFileNames
+from rag_evaluator.offline.runner import (
+    EmptyMetric,
+    MetricOptions,
+    OfflineMetricsResult,
+    compute_offline_metrics,
+    families_with_inputs,
+)
+from rag_evaluator.offline.semantic import (
+    HALLUCINATION_THRESHOLD,
+    SUFFICIENCY_THRESHOLD,
+    Vector,
+    answer_correctness,
+    answer_relevance,
+    context_relevance,
+    context_sufficiency,
+    cosine_similarity,
+    hallucination,
+    semantic_similarity,
+    split_sentences,
+)
 
-__all__ += [
+if TYPE_CHECKING:
+    from rag_evaluator.llm.client import ModelClient
+
+
+def __getattr__(name: str) -> Any:
+    # The client module imports the Anthropic SDK, which takes seconds: only on demand.
+    if name == "ModelClient":
+        from rag_evaluator.llm.client import ModelClient
+
+        return ModelClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "DEFAULT_FALLBACK_PHRASES",
+    "FAMILY_METRICS",
+    "HALLUCINATION_THRESHOLD",
+    "OFFLINE_FAMILIES",
+    "SUFFICIENCY_THRESHOLD",
+    "AnswerClass",
+    "BertScoreModel",
+    "Criterion",
+    "EmptyMetric",
+    "EvaluationItem",
+    "FactualAccuracyResult",
+    "FallbackPhrases",
+    "InputFileNames",
+    "Keywords",
+    "MatchMode",
+    "MetricOptions",
+    "ModelClient",
+    "OfflineMetricsResult",
+    "QualityAssessment",
+    "RagasResult",
+    "RougeScores",
+    "Rubric",
+    "Scale",
+    "SemanticScores",
+    "TextEmbedder",
+    "TokenUsage",
+    "Vector",
+    "answer_completeness",
+    "answer_correctness",
+    "answer_hallucination",
+    "answer_relevance",
+    "assess_answer",
+    "average_precision",
+    "bleu_score",
+    "citation_quality",
+    "cited_numbers",
     "classify_answer",
+    "compute_offline_metrics",
+    "context_overlap",
     "context_precision",
     "context_recall",
+    "context_relevance",
+    "context_sufficiency",
+    "cosine_similarity",
+    "evaluate_all",
+    "exact_match",
+    "extract_keywords",
+    "extract_numbers",
+    "f1_at_k",
+    "f1_at_k_exact",
+    "f1_at_k_similarity",
+    "fact_score",
     "factual_accuracy",
     "faithfulness",
+    "families_with_inputs",
+    "hallucination",
+    "hybrid_log_rank_score",
+    "hybrid_log_rank_score_exact",
+    "hybrid_log_rank_score_similarity",
+    "is_dont_know_answer",
     "is_matching",
     "judge_client",
+    "keyword_coverage",
+    "list_coverage",
+    "list_items",
+    "load_bert_scorer",
     "load_rubric",
+    "load_text_embedder",
+    "log_rank_score",
+    "mrr",
+    "ndcg_at_k",
+    "number_match",
+    "precision_at_k",
+    "precision_at_k_exact",
+    "precision_at_k_similarity",
     "ragas",
     "ragas_answer_relevance",
+    "recall_at_k",
+    "recall_at_k_exact",
+    "recall_at_k_similarity",
+    "rouge_score",
+    "rouge_scores",
     "rubric_scores",
+    "semantic_similarity",
+    "split_sentences",
 ]

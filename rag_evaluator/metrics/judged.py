@@ -2,34 +2,39 @@
 
     from rag_evaluator.metrics import faithfulness, judge_client
 
-    client = judge_client("haiku")            # ANTHROPIC_API_KEY from the environment or .env
-    faithfulness("Who approves travel?", "The line manager.", ["Travel is approved by ..."],
-                 client=client)               # 1.0
+    with judge_client("haiku") as client:     # ANTHROPIC_API_KEY from the environment or .env
+        faithfulness("Who approves travel?", "The line manager.",
+                     ["Travel is approved by ..."], client=client)   # 1.0
 
-Each function runs the same task as ``rag-eval evaluate --metrics ...`` (same prompts,
-schemas, retries and formulas) on one question. Scores are on 0-1; ``None`` means the metric
-is undefined for the inputs (no context for a context metric). A reply that stays unusable
-after the client's retries raises ``JudgeQuestionError`` (``JudgeTransientError`` when the
-API kept failing), whose message is the reason; a bad key or model raises ``JudgeFatalError``.
-The functions returning a result object (``ragas``, ``factual_accuracy``) also give its
-``usage``, ``calls`` and ``cost_usd``.
+``judge_client()`` is a context manager: the client's HTTP connections are closed when the
+block ends, however it ends. Each function runs the same task as ``rag-eval evaluate
+--metrics ...`` (same prompts, schemas, retries and formulas) on one question. Scores are
+floats on 0-1 (``None`` where the metric is undefined for the inputs: no context for a
+context metric), ``is_matching`` a bool, ``classify_answer`` an ``AnswerClass``. A reply that
+stays unusable after the client's retries raises ``JudgeQuestionError``
+(``JudgeTransientError`` when the API kept failing), whose message is the reason; a bad key or
+model raises ``JudgeFatalError``. The functions returning a result object (``ragas``,
+``factual_accuracy``) also give its ``usage``, ``calls`` and ``cost_usd``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from rag_evaluator.errors import JudgeQuestionError, JudgeTransientError
+from rag_evaluator.errors import JudgeQuestionError, JudgeTransientError, UsageError
 from rag_evaluator.families.base import FamilyResult, JudgedFamily
+from rag_evaluator.families.grading import calls as grading_calls
 from rag_evaluator.families.grading.classify import ClassifyFamily, ClassifyResult
 from rag_evaluator.families.grading.factual_accuracy import (
     FactualAccuracyFamily,
     FactualAccuracyResult,
 )
 from rag_evaluator.families.grading.match import MatchFamily, MatchResult
-from rag_evaluator.families.item_tasks import judge_client, run_item
+from rag_evaluator.families.item_tasks import DEFAULT_LIBRARY_CONCURRENCY, model_client, run_item
 from rag_evaluator.families.ragas.family import RAGAS_METRICS, RagasFamily, RagasResult
 from rag_evaluator.families.rubric import rubric_file
 from rag_evaluator.families.rubric.family import RubricFamily, RubricResult
@@ -42,6 +47,7 @@ if TYPE_CHECKING:
     from rag_evaluator.llm.client import ModelClient
 
 __all__ = [
+    "AnswerClass",
     "classify_answer",
     "context_precision",
     "context_recall",
@@ -54,6 +60,44 @@ __all__ = [
     "ragas_answer_relevance",
     "rubric_scores",
 ]
+
+
+class AnswerClass(StrEnum):
+    """``classify_answer``'s verdict (a ``str``: ``AnswerClass.CORRECT == "CORRECT"``)."""
+
+    CORRECT = grading_calls.CORRECT
+    WRONG = grading_calls.WRONG
+    DONT_KNOW = grading_calls.DONT_KNOW
+
+
+@contextmanager
+def judge_client(
+    model: str = "sonnet",
+    *,
+    api_key: str | None = None,
+    concurrency: int = DEFAULT_LIBRARY_CONCURRENCY,
+    delay_seconds: float = 0.0,
+    max_retries: int = 6,
+    timeout_seconds: float = 120.0,
+    max_cost: float | None = None,
+) -> Iterator[ModelClient]:
+    """``with judge_client("haiku") as client:`` a model client for the functions below,
+    closed when the block ends. ``model``: ``sonnet``, ``haiku``, ``opus`` or a model id; the
+    key is ``api_key``, else ``ANTHROPIC_API_KEY`` (environment or ``./.env``); ``max_cost``
+    caps what the client may spend across every call made with it."""
+    client = model_client(
+        model,
+        api_key=api_key,
+        concurrency=concurrency,
+        delay_seconds=delay_seconds,
+        max_retries=max_retries,
+        timeout_seconds=timeout_seconds,
+        max_cost=max_cost,
+    )
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def _item(
@@ -84,13 +128,26 @@ def _ragas_family(metrics: Sequence[str], answer_relevance: str, model: str | No
     if answer_relevance == "rating":
         return RagasFamily(metrics=metrics)
     if answer_relevance != "embeddings":
-        raise ValueError("answer_relevance must be 'embeddings' or 'rating'")
+        raise UsageError(
+            f"The answer relevance method must be 'embeddings' or 'rating' (got "
+            f"{answer_relevance!r}). Use 'embeddings'"
+        )
     embedder = QuestionEmbeddings(model)
     return RagasFamily(embedder, embedder.description, metrics=metrics)
 
 
+def _client(client: ModelClient) -> ModelClient:
+    """``client`` itself, once it is known to be a model client and not the context manager."""
+    if not callable(getattr(client, "call", None)):
+        raise UsageError(
+            "client= takes the client a `with judge_client(...) as client:` block gives "
+            f"(got {type(client).__name__}). Open the block and pass its client"
+        )
+    return client
+
+
 def _run(family: JudgedFamily[Any], item: EvaluationItem, client: ModelClient) -> Any:
-    return _checked(run_item(family, item, client))
+    return _checked(run_item(family, item, _client(client)))
 
 
 def faithfulness(
@@ -159,19 +216,21 @@ def ragas_answer_relevance(
 def ragas(
     question: str,
     answer: str,
-    contexts: Sequence[str] | None,
-    ground_truth: str,
     *,
+    ground_truth: str,
+    contexts: Sequence[str] | None,
     client: ModelClient,
     answer_relevance: str = "embeddings",
     embedding_model: str | None = None,
 ) -> RagasResult:
     """All four RAGAS metrics and their composite ``ragas_score`` (a metric that failed is
-    ``None`` with its reason in ``metric_errors``; nothing is raised for it)."""
+    ``None`` with its reason in ``metric_errors``; nothing is raised for it).
+    ``ground_truth`` and ``contexts`` are keyword-only: an older call giving the contexts
+    third fails instead of swapping them."""
     result = run_item(
         _ragas_family(RAGAS_METRICS, answer_relevance, embedding_model),
         _item(question, answer, ground_truth, contexts),
-        client,
+        _client(client),
     )
     return cast(RagasResult, result)
 
@@ -185,10 +244,13 @@ def factual_accuracy(
     return _run(FactualAccuracyFamily(), _item(question, answer, ground_truth), client)
 
 
-def classify_answer(question: str, answer: str, ground_truth: str, *, client: ModelClient) -> str:
-    """``CORRECT``, ``WRONG``, or ``DONT_KNOW`` (an uncertainty phrase; no call is made)."""
+def classify_answer(
+    question: str, answer: str, ground_truth: str, *, client: ModelClient
+) -> AnswerClass:
+    """``CORRECT`` or ``WRONG`` against the ground truth; ``DONT_KNOW`` for an answer that
+    admits it does not know (no call is made)."""
     result: ClassifyResult = _run(ClassifyFamily(), _item(question, answer, ground_truth), client)
-    return result.label or ""
+    return AnswerClass(result.label)
 
 
 def is_matching(question: str, answer: str, ground_truth: str, *, client: ModelClient) -> bool:

@@ -111,10 +111,6 @@ def parse_phrase_list(raw: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
-def _flag(passed: bool) -> int:
-    return 1 if passed else 0
-
-
 def cited_numbers(answer: str) -> list[int]:
     """The context numbers the answer's citations point to, in order, counted from 1
     (``text/citations``: "[2]" is 2, ragflow's "[ID:0]" is 1; a range "[4-6]" gives its two
@@ -122,46 +118,46 @@ def cited_numbers(answer: str) -> list[int]:
     return [number for citation in find_citations(answer) for number in citation.contexts]
 
 
-def not_empty(answer: str) -> int:
-    """1 when the answer has text."""
-    return _flag(bool(answer.strip()))
+def not_empty(answer: str) -> bool:
+    """Whether the answer has text."""
+    return bool(answer.strip())
 
 
-def has_contexts(contexts: Sequence[str]) -> int:
-    """1 when at least one non-blank context was retrieved."""
-    return _flag(any(context.strip() for context in contexts))
+def has_contexts(contexts: Sequence[str]) -> bool:
+    """Whether at least one non-blank context was retrieved."""
+    return any(context.strip() for context in contexts)
 
 
-def citations(answer: str, context_count: int, required: bool = True) -> int | None:
-    """1 when the answer cites ``[n]`` and every n is in 1..context_count; 0 when it cites
-    out of range, or nothing while citations are ``required``; ``None`` for an empty answer,
+def citations(answer: str, context_count: int, required: bool = True) -> bool | None:
+    """True when the answer cites ``[n]`` and every n is in 1..context_count; False when it
+    cites out of range, or nothing while citations are ``required``; ``None`` for an empty answer,
     or no citation when there is no context or citations are not required."""
     if not answer.strip():
         return None
     found = find_citations(answer)
     if not found:
-        return None if context_count == 0 or not required else 0
+        return None if context_count == 0 or not required else False
     numbers = [number for citation in found for number in citation.contexts]
     if context_count == 0:
-        return 0  # a citation with nothing retrieved cites nothing real
-    return _flag(all(1 <= number <= context_count for number in numbers))
+        return False  # a citation with nothing retrieved cites nothing real
+    return all(1 <= number <= context_count for number in numbers)
 
 
-def no_fallback(answer: str, phrases: FallbackPhrases = DEFAULT_FALLBACKS) -> int | None:
-    """1 when no fallback phrase occurs in the answer; ``None`` for an empty answer or
+def no_fallback(answer: str, phrases: FallbackPhrases = DEFAULT_FALLBACKS) -> bool | None:
+    """True when no fallback phrase occurs in the answer; ``None`` for an empty answer or
     when there is no phrase."""
     if phrases.pattern is None or not answer.strip():
         return None
-    return _flag(phrases.found_in(answer) is None)
+    return phrases.found_in(answer) is None
 
 
 def retrieval_score(
     scores: Sequence[float], minimum: float = DEFAULT_MIN_RETRIEVAL_SCORE
-) -> int | None:
-    """1 when every retrieval score is at least ``minimum``; ``None`` without scores."""
+) -> bool | None:
+    """True when every retrieval score is at least ``minimum``; ``None`` without scores."""
     if not scores:
         return None
-    return _flag(all(score >= minimum for score in scores))
+    return all(score >= minimum for score in scores)
 
 
 def asks_for_list(question: str) -> bool:
@@ -169,21 +165,22 @@ def asks_for_list(question: str) -> bool:
     return LIST_QUESTION.search(question) is not None
 
 
-def list_format(question: str, answer: str) -> int | None:
-    """1 when a list question gets a list (at least two markdown or numbered items);
+def list_format(question: str, answer: str) -> bool | None:
+    """True when a list question gets a list (at least two markdown or numbered items);
     ``None`` when the question does not ask for a list, or for an empty answer."""
     if not asks_for_list(question) or not answer.strip():
         return None
-    return _flag(len(list_items(answer)) >= MIN_LIST_ITEMS)
+    return len(list_items(answer)) >= MIN_LIST_ITEMS
 
 
 @dataclass(frozen=True)
 class QualityAssessment:
-    """Every check of one answer by column name (1, 0 or ``None``: does not apply),
-    ``passed`` (1 when every applicable check passes) and the checks that failed."""
+    """Every check of one answer by column name (``True``, ``False`` or ``None``: does not
+    apply), ``passed`` (every applicable check passes) and the checks that failed, in column
+    order. The run writes the checks as 1 / 0 columns."""
 
-    checks: dict[str, int | None]
-    passed: int
+    checks: dict[str, bool | None]
+    passed: bool
     failures: tuple[str, ...]
 
 
@@ -204,7 +201,7 @@ def assess_answer(
         if isinstance(fallback_phrases, FallbackPhrases)
         else FallbackPhrases.for_option(fallback_phrases)
     )
-    checks: dict[str, int | None] = {
+    checks: dict[str, bool | None] = {
         NOT_EMPTY: not_empty(answer),
         HAS_CONTEXTS: None if contexts is None else has_contexts(contexts),
         CITATIONS: (
@@ -218,5 +215,5 @@ def assess_answer(
         ),
         LIST_FORMAT: list_format(question, answer),
     }
-    failed = tuple(name for name, value in checks.items() if value == 0)
-    return QualityAssessment(checks, _flag(not failed), failed)
+    failed = tuple(name for name, value in checks.items() if value is False)
+    return QualityAssessment(checks, not failed, failed)

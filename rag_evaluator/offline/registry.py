@@ -234,41 +234,41 @@ _RETRIEVAL_NEEDS = (CONTEXTS, RELEVANT_CONTEXTS)
 RETRIEVAL_METRICS: dict[str, MetricDefinition[RetrievalInputs]] = _table(
     MetricDefinition(
         "precision_at_k",
-        lambda row: retrieval.precision_at_k(row.ranked, row.k),
+        lambda row: row.ranked.precision_at_k(row.k),
         needs=_RETRIEVAL_NEEDS,
     ),
     MetricDefinition(
         "recall_at_k",
-        lambda row: retrieval.recall_at_k(row.ranked, row.k),
+        lambda row: row.ranked.recall_at_k(row.k),
         needs=_RETRIEVAL_NEEDS,
         undefined_reason=_NO_GOLDEN,
     ),
     MetricDefinition(
         "f1_at_k",
-        lambda row: retrieval.f1_at_k(row.ranked, row.k),
+        lambda row: row.ranked.f1_at_k(row.k),
         needs=_RETRIEVAL_NEEDS,
         undefined_reason=_NO_GOLDEN,
     ),
     MetricDefinition(
         "context_precision",
-        lambda row: retrieval.average_precision(row.ranked),
+        lambda row: row.ranked.average_precision(),
         needs=_RETRIEVAL_NEEDS,
     ),
     MetricDefinition(
         "mrr",
-        lambda row: retrieval.reciprocal_rank(row.ranked),
+        lambda row: row.ranked.reciprocal_rank(),
         needs=_RETRIEVAL_NEEDS,
         undefined_reason=_NO_GOLDEN,
     ),
     MetricDefinition(
         "ndcg_at_k",
-        lambda row: retrieval.ndcg_at_k(row.ranked, row.k),
+        lambda row: row.ranked.ndcg_at_k(row.k),
         needs=_RETRIEVAL_NEEDS,
         undefined_reason=_NO_GOLDEN,
     ),
     MetricDefinition(
         "hybrid_log_rank",
-        lambda row: retrieval.hybrid_log_rank(row.ranked),
+        lambda row: row.ranked.hybrid_log_rank(),
         needs=_RETRIEVAL_NEEDS,
         undefined_reason=_NO_GOLDEN,
     ),
@@ -281,9 +281,18 @@ RETRIEVAL_METRICS: dict[str, MetricDefinition[RetrievalInputs]] = _table(
 )
 
 
+def _rate(passed: bool | None) -> int | None:
+    """A yes/no check as its 0/1 column value."""
+    return None if passed is None else int(passed)
+
+
 def _check(name: str, needs: tuple[str, ...] = ()) -> MetricDefinition[quality.QualityAssessment]:
     return MetricDefinition(
-        name, lambda row: row.checks[name], needs=needs, quiet_when_undefined=True, scale=RATE
+        name,
+        lambda row: _rate(row.checks[name]),
+        needs=needs,
+        quiet_when_undefined=True,
+        scale=RATE,
     )
 
 
@@ -294,7 +303,7 @@ QUALITY_METRICS: dict[str, MetricDefinition[quality.QualityAssessment]] = _table
     _check(quality.NO_FALLBACK),
     _check(quality.RETRIEVAL_SCORE, (RETRIEVAL_SCORES,)),
     _check(quality.LIST_FORMAT),
-    MetricDefinition(quality.PASS, lambda row: row.passed, scale=RATE),
+    MetricDefinition(quality.PASS, lambda row: _rate(row.passed), scale=RATE),
     MetricDefinition(quality.FAILURES, lambda row: "; ".join(row.failures)),
 )
 # Columns holding text, not a score: no summary row, never a --fail-under metric.

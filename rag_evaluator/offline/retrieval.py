@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from rag_evaluator.errors import UsageError
 from rag_evaluator.families import scores as judged_scores
@@ -54,9 +55,20 @@ DEFAULT_ALPHA = 0.5
 REPEAT_COSINE = 1.0 - 1e-6
 
 
+class MatchMode(StrEnum):
+    """How a retrieved chunk is found to match a golden chunk (``--match``)."""
+
+    EXACT = "exact"
+    SIMILARITY = "similarity"
+    OVERLAP = "overlap"
+
+
 @dataclass(frozen=True)
 class RankedMatches:
-    """For each retrieved chunk in rank order, the indices of the golden chunks it matches."""
+    """For each retrieved chunk in rank order, the indices of the golden chunks it matches.
+
+    Every ranking metric is a method, so that the three matching modes share one definition.
+    """
 
     matches: tuple[frozenset[int], ...]
     golden_count: int
@@ -64,6 +76,95 @@ class RankedMatches:
     @property
     def retrieved_count(self) -> int:
         return len(self.matches)
+
+    def _relevant_in_top(self, k: int) -> int:
+        return sum(1 for matched in self.matches[:k] if matched)
+
+    def _golden_found_in_top(self, k: int) -> int:
+        found: set[int] = set()
+        for matched in self.matches[:k]:
+            found |= matched
+        return len(found)
+
+    def precision_at_k(self, k: int = DEFAULT_K) -> float:
+        """Relevant chunks among the first k, divided by k."""
+        _check_k(k)
+        return self._relevant_in_top(k) / k
+
+    def recall_at_k(self, k: int = DEFAULT_K) -> float | None:
+        """Golden chunks matched within the first k, divided by the number of golden chunks."""
+        _check_k(k)
+        if self.golden_count == 0:
+            return None
+        return self._golden_found_in_top(k) / self.golden_count
+
+    def f1_at_k(self, k: int = DEFAULT_K) -> float | None:
+        """Harmonic mean of P@k and R@k; 0 when both are 0."""
+        recall = self.recall_at_k(k)
+        if recall is None:
+            return None
+        precision = self.precision_at_k(k)
+        if precision + recall == 0:
+            return 0.0
+        return 2 * precision * recall / (precision + recall)
+
+    def average_precision(self) -> float:
+        """ragas's context precision without a model: over the whole ranked list, the mean of
+        P@k at each rank k holding a relevant chunk (``sum_k rel_k * P@k / relevant chunks``),
+        relevance being the matching mode's; 0 when no chunk is relevant or none was
+        retrieved. The same formula as the RAGAS family's ``ragas_context_precision``."""
+        flags = [bool(matched) for matched in self.matches]
+        value = judged_scores.ranked_context_precision(flags)
+        return 0.0 if value is None else value
+
+    def reciprocal_rank(self) -> float | None:
+        """1 / rank of the first relevant chunk over the whole list; 0 when none is relevant."""
+        if self.golden_count == 0:
+            return None
+        for rank, matched in enumerate(self.matches, start=1):
+            if matched:
+                return 1.0 / rank
+        return 0.0
+
+    def ndcg_at_k(self, k: int = DEFAULT_K) -> float | None:
+        """Normalised discounted cumulative gain at k with binary gains (trec_eval's
+        ndcg_cut)."""
+        _check_k(k)
+        if self.golden_count == 0:
+            return None
+        credited: set[int] = set()
+        dcg = 0.0
+        for position, matched in enumerate(self.matches[:k], start=1):
+            new = matched - credited
+            if new:
+                credited |= new
+                dcg += 1.0 / math.log2(position + 1)
+        ideal = sum(
+            1.0 / math.log2(position + 1) for position in range(1, min(self.golden_count, k) + 1)
+        )
+        return dcg / ideal
+
+    def hybrid_log_rank(
+        self, gamma: float = DEFAULT_GAMMA, alpha: float = DEFAULT_ALPHA
+    ) -> float | None:
+        """α·recall + (1 − α)·mean log-rank score of the golden chunks (0 for an unmatched
+        one)."""
+        if not 0.0 <= alpha <= 1.0:
+            raise UsageError(f"alpha must be between 0 and 1 (got {alpha}). Use for example 0.5")
+        _check_gamma(gamma)
+        if self.golden_count == 0:
+            return None
+        first_rank: dict[int, int] = {}
+        for rank, matched in enumerate(self.matches, start=1):
+            for golden in matched:
+                first_rank.setdefault(golden, rank)
+        n = self.retrieved_count
+        recall = len(first_rank) / self.golden_count
+        rank_quality = (
+            math.fsum(log_rank_score(rank, n, gamma) for rank in first_rank.values())
+            / self.golden_count
+        )
+        return alpha * recall + (1.0 - alpha) * rank_quality
 
 
 def normalise_chunk(text: str) -> str:
@@ -190,77 +291,9 @@ def _check_threshold(threshold: float) -> None:
         )
 
 
-def _relevant_in_top(ranked: RankedMatches, k: int) -> int:
-    return sum(1 for matched in ranked.matches[:k] if matched)
-
-
-def _golden_found_in_top(ranked: RankedMatches, k: int) -> int:
-    found: set[int] = set()
-    for matched in ranked.matches[:k]:
-        found |= matched
-    return len(found)
-
-
-def precision_at_k(ranked: RankedMatches, k: int = DEFAULT_K) -> float:
-    """Relevant chunks among the first k, divided by k."""
-    _check_k(k)
-    return _relevant_in_top(ranked, k) / k
-
-
-def recall_at_k(ranked: RankedMatches, k: int = DEFAULT_K) -> float | None:
-    """Golden chunks matched within the first k, divided by the number of golden chunks."""
-    _check_k(k)
-    if ranked.golden_count == 0:
-        return None
-    return _golden_found_in_top(ranked, k) / ranked.golden_count
-
-
-def f1_at_k(ranked: RankedMatches, k: int = DEFAULT_K) -> float | None:
-    """Harmonic mean of P@k and R@k; 0 when both are 0."""
-    recall = recall_at_k(ranked, k)
-    if recall is None:
-        return None
-    precision = precision_at_k(ranked, k)
-    if precision + recall == 0:
-        return 0.0
-    return 2 * precision * recall / (precision + recall)
-
-
-def average_precision(ranked: RankedMatches) -> float:
-    """ragas's context precision without a model: over the whole ranked list, the mean of
-    P@k at each rank k holding a relevant chunk (``sum_k rel_k * P@k / relevant chunks``),
-    relevance being the matching mode's; 0 when no chunk is relevant or none was retrieved.
-    The same formula as the RAGAS family's ``ragas_context_precision``."""
-    value = judged_scores.ranked_context_precision([bool(matched) for matched in ranked.matches])
-    return 0.0 if value is None else value
-
-
-def reciprocal_rank(ranked: RankedMatches) -> float | None:
-    """1 / rank of the first relevant chunk over the whole list; 0 when none is relevant."""
-    if ranked.golden_count == 0:
-        return None
-    for rank, matched in enumerate(ranked.matches, start=1):
-        if matched:
-            return 1.0 / rank
-    return 0.0
-
-
-def ndcg_at_k(ranked: RankedMatches, k: int = DEFAULT_K) -> float | None:
-    """Normalised discounted cumulative gain at k with binary gains (trec_eval's ndcg_cut)."""
-    _check_k(k)
-    if ranked.golden_count == 0:
-        return None
-    credited: set[int] = set()
-    dcg = 0.0
-    for position, matched in enumerate(ranked.matches[:k], start=1):
-        new = matched - credited
-        if new:
-            credited |= new
-            dcg += 1.0 / math.log2(position + 1)
-    ideal = sum(
-        1.0 / math.log2(position + 1) for position in range(1, min(ranked.golden_count, k) + 1)
-    )
-    return dcg / ideal
+def _check_gamma(gamma: float) -> None:
+    if not gamma > 0:
+        raise UsageError(f"gamma must be greater than 0 (got {gamma}). Use for example 1.0")
 
 
 def log_rank_score(rank: int, n: int, gamma: float = DEFAULT_GAMMA) -> float:
@@ -268,8 +301,7 @@ def log_rank_score(rank: int, n: int, gamma: float = DEFAULT_GAMMA) -> float:
 
     With a single retrieved chunk (n = 1) its only rank scores 1.
     """
-    if gamma <= 0:
-        raise UsageError(f"gamma must be greater than 0 (got {gamma}). Use for example 1.0")
+    _check_gamma(gamma)
     if not 1 <= rank <= n:
         raise UsageError(f"rank {rank} is outside the retrieved list of {n} chunk(s)")
     if n == 1:
@@ -277,233 +309,32 @@ def log_rank_score(rank: int, n: int, gamma: float = DEFAULT_GAMMA) -> float:
     return 1.0 - math.log(1.0 + gamma * (rank - 1)) / math.log(1.0 + gamma * (n - 1))
 
 
-def hybrid_log_rank(
-    ranked: RankedMatches, gamma: float = DEFAULT_GAMMA, alpha: float = DEFAULT_ALPHA
-) -> float | None:
-    """α·recall + (1 − α)·mean log-rank score of the golden chunks (0 for an unmatched one)."""
-    if not 0.0 <= alpha <= 1.0:
-        raise UsageError(f"alpha must be between 0 and 1 (got {alpha}). Use for example 0.5")
-    if gamma <= 0:
-        raise UsageError(f"gamma must be greater than 0 (got {gamma}). Use for example 1.0")
-    if ranked.golden_count == 0:
-        return None
-    first_rank: dict[int, int] = {}
-    for rank, matched in enumerate(ranked.matches, start=1):
-        for golden in matched:
-            first_rank.setdefault(golden, rank)
-    n = ranked.retrieved_count
-    recall = len(first_rank) / ranked.golden_count
-    rank_quality = (
-        math.fsum(log_rank_score(rank, n, gamma) for rank in first_rank.values())
-        / ranked.golden_count
-    )
-    return alpha * recall + (1.0 - alpha) * rank_quality
+# --- rankings from whole chunk lists (the library's functions start here) ---
 
 
-# --- the seed's signatures: chunks (exact, overlap) or embeddings (similarity) in ---
-
-
-def _overlap_ranked(
-    retrieved_chunks: Sequence[str], ground_truth_chunks: Sequence[str], overlap_threshold: float
+def overlap_ranking(
+    golden_chunks: Sequence[str], retrieved_chunks: Sequence[str], threshold: float
 ) -> RankedMatches:
+    """Chunk texts matched by ROUGE-L recall of the golden chunk, repeats dropped first."""
     tokens = ChunkTokens()
-    golden_count = len(distinct_token_chunks(ground_truth_chunks, tokens))
-    recalls = overlap_recalls(retrieved_chunks, ground_truth_chunks, tokens)
-    return overlap_matches(recalls, golden_count, overlap_threshold)
+    golden_count = len(distinct_token_chunks(golden_chunks, tokens))
+    recalls = overlap_recalls(retrieved_chunks, golden_chunks, tokens)
+    return overlap_matches(recalls, golden_count, threshold)
 
 
-def context_overlap(
-    retrieved_chunks: Sequence[str], ground_truth_chunks: Sequence[str]
-) -> float | None:
+def embedding_ranking(
+    golden_embeddings: Sequence[Vector], retrieved_embeddings: Sequence[Vector], threshold: float
+) -> RankedMatches:
+    """Embeddings matched by cosine. Repeats are dropped as in exact matching and in the
+    evaluate run: the same chunk retrieved twice counts once."""
+    retrieved = distinct_embeddings(retrieved_embeddings)
+    golden = distinct_embeddings(golden_embeddings)
+    return similarity_matches(similarity_matrix(retrieved, golden), len(golden), threshold)
+
+
+def context_overlap(golden_chunks: Sequence[str], retrieved_chunks: Sequence[str]) -> float | None:
     """Mean over golden chunks of the best ROUGE-L recall against any retrieved chunk."""
     tokens = ChunkTokens()
-    golden_count = len(distinct_token_chunks(ground_truth_chunks, tokens))
-    recalls = overlap_recalls(retrieved_chunks, ground_truth_chunks, tokens)
+    golden_count = len(distinct_token_chunks(golden_chunks, tokens))
+    recalls = overlap_recalls(retrieved_chunks, golden_chunks, tokens)
     return context_overlap_from_recalls(recalls, golden_count)
-
-
-def precision_at_k_overlap(
-    retrieved_chunks: Sequence[str],
-    ground_truth_chunks: Sequence[str],
-    k: int,
-    overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
-) -> float:
-    """P@k with overlap matching (ROUGE-L recall of the golden chunk >= threshold)."""
-    return precision_at_k(
-        _overlap_ranked(retrieved_chunks, ground_truth_chunks, overlap_threshold), k
-    )
-
-
-def recall_at_k_overlap(
-    retrieved_chunks: Sequence[str],
-    ground_truth_chunks: Sequence[str],
-    k: int,
-    overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
-) -> float | None:
-    """R@k with overlap matching; ``None`` without golden chunks."""
-    return recall_at_k(_overlap_ranked(retrieved_chunks, ground_truth_chunks, overlap_threshold), k)
-
-
-def f1_at_k_overlap(
-    retrieved_chunks: Sequence[str],
-    ground_truth_chunks: Sequence[str],
-    k: int,
-    overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
-) -> float | None:
-    """F1@k with overlap matching; ``None`` without golden chunks."""
-    return f1_at_k(_overlap_ranked(retrieved_chunks, ground_truth_chunks, overlap_threshold), k)
-
-
-def mrr_overlap(
-    retrieved_chunks: Sequence[str],
-    ground_truth_chunks: Sequence[str],
-    overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
-) -> float | None:
-    """Reciprocal rank of the first chunk covering a golden chunk."""
-    return reciprocal_rank(
-        _overlap_ranked(retrieved_chunks, ground_truth_chunks, overlap_threshold)
-    )
-
-
-def ndcg_at_k_overlap(
-    retrieved_chunks: Sequence[str],
-    ground_truth_chunks: Sequence[str],
-    k: int,
-    overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
-) -> float | None:
-    """nDCG@k with overlap matching."""
-    return ndcg_at_k(_overlap_ranked(retrieved_chunks, ground_truth_chunks, overlap_threshold), k)
-
-
-def hybrid_log_rank_score_overlap(
-    retrieved_chunks: Sequence[str],
-    ground_truth_chunks: Sequence[str],
-    overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
-    gamma: float = DEFAULT_GAMMA,
-    alpha: float = DEFAULT_ALPHA,
-) -> float | None:
-    """Hybrid log-rank score with overlap matching."""
-    ranked = _overlap_ranked(retrieved_chunks, ground_truth_chunks, overlap_threshold)
-    return hybrid_log_rank(ranked, gamma, alpha)
-
-
-def _similarity_ranked(
-    retrieved_embeddings: Sequence[Vector],
-    ground_truth_embeddings: Sequence[Vector],
-    similarity_threshold: float,
-) -> RankedMatches:
-    # Repeats are dropped as in exact matching and in the evaluate run: the same chunk
-    # retrieved twice counts once.
-    retrieved = distinct_embeddings(retrieved_embeddings)
-    golden = distinct_embeddings(ground_truth_embeddings)
-    matrix = similarity_matrix(retrieved, golden)
-    return similarity_matches(matrix, len(golden), similarity_threshold)
-
-
-def precision_at_k_exact(
-    retrieved_chunks: Sequence[str], ground_truth_chunks: Sequence[str], k: int
-) -> float:
-    """P@k with exact matching."""
-    return precision_at_k(exact_matches(retrieved_chunks, ground_truth_chunks), k)
-
-
-def precision_at_k_similarity(
-    retrieved_embeddings: Sequence[Vector],
-    ground_truth_embeddings: Sequence[Vector],
-    k: int,
-    similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
-) -> float:
-    """P@k with cosine matching."""
-    ranked = _similarity_ranked(retrieved_embeddings, ground_truth_embeddings, similarity_threshold)
-    return precision_at_k(ranked, k)
-
-
-def recall_at_k_exact(
-    retrieved_chunks: Sequence[str], ground_truth_chunks: Sequence[str], k: int
-) -> float | None:
-    """R@k with exact matching; ``None`` without golden chunks."""
-    return recall_at_k(exact_matches(retrieved_chunks, ground_truth_chunks), k)
-
-
-def recall_at_k_similarity(
-    retrieved_embeddings: Sequence[Vector],
-    ground_truth_embeddings: Sequence[Vector],
-    k: int,
-    similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
-) -> float | None:
-    """R@k with cosine matching; ``None`` without golden chunks."""
-    ranked = _similarity_ranked(retrieved_embeddings, ground_truth_embeddings, similarity_threshold)
-    return recall_at_k(ranked, k)
-
-
-def f1_at_k_exact(
-    retrieved_chunks: Sequence[str], ground_truth_chunks: Sequence[str], k: int
-) -> float | None:
-    """F1@k with exact matching; ``None`` without golden chunks."""
-    return f1_at_k(exact_matches(retrieved_chunks, ground_truth_chunks), k)
-
-
-def f1_at_k_similarity(
-    retrieved_embeddings: Sequence[Vector],
-    ground_truth_embeddings: Sequence[Vector],
-    k: int,
-    similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
-) -> float | None:
-    """F1@k with cosine matching; ``None`` without golden chunks."""
-    ranked = _similarity_ranked(retrieved_embeddings, ground_truth_embeddings, similarity_threshold)
-    return f1_at_k(ranked, k)
-
-
-def mrr_exact(retrieved_chunks: Sequence[str], ground_truth_chunks: Sequence[str]) -> float | None:
-    """Reciprocal rank of the first exactly matching chunk (MRR over one question)."""
-    return reciprocal_rank(exact_matches(retrieved_chunks, ground_truth_chunks))
-
-
-def mrr_similarity(
-    retrieved_embeddings: Sequence[Vector],
-    ground_truth_embeddings: Sequence[Vector],
-    similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
-) -> float | None:
-    """Reciprocal rank of the first chunk matching by cosine."""
-    ranked = _similarity_ranked(retrieved_embeddings, ground_truth_embeddings, similarity_threshold)
-    return reciprocal_rank(ranked)
-
-
-def ndcg_at_k_exact(
-    retrieved_chunks: Sequence[str], ground_truth_chunks: Sequence[str], k: int
-) -> float | None:
-    """nDCG@k with exact matching."""
-    return ndcg_at_k(exact_matches(retrieved_chunks, ground_truth_chunks), k)
-
-
-def ndcg_at_k_similarity(
-    retrieved_embeddings: Sequence[Vector],
-    ground_truth_embeddings: Sequence[Vector],
-    k: int,
-    similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
-) -> float | None:
-    """nDCG@k with cosine matching."""
-    ranked = _similarity_ranked(retrieved_embeddings, ground_truth_embeddings, similarity_threshold)
-    return ndcg_at_k(ranked, k)
-
-
-def hybrid_log_rank_score_exact(
-    retrieved_chunks: Sequence[str],
-    ground_truth_chunks: Sequence[str],
-    gamma: float = DEFAULT_GAMMA,
-    alpha: float = DEFAULT_ALPHA,
-) -> float | None:
-    """Hybrid log-rank score with exact matching."""
-    return hybrid_log_rank(exact_matches(retrieved_chunks, ground_truth_chunks), gamma, alpha)
-
-
-def hybrid_log_rank_score_similarity(
-    retrieved_embeddings: Sequence[Vector],
-    ground_truth_embeddings: Sequence[Vector],
-    similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
-    gamma: float = DEFAULT_GAMMA,
-    alpha: float = DEFAULT_ALPHA,
-) -> float | None:
-    """Hybrid log-rank score with cosine matching."""
-    ranked = _similarity_ranked(retrieved_embeddings, ground_truth_embeddings, similarity_threshold)
-    return hybrid_log_rank(ranked, gamma, alpha)

@@ -58,13 +58,14 @@ __all__ = [
     "families_with_inputs",
     "metric_columns",
     "not_applicable_rows",
+    "similarity_ranking",
     "validate_options",
 ]
 
-EXACT = "exact"
-SIMILARITY = "similarity"
-OVERLAP_MATCH = "overlap"
-MATCH_MODES = (EXACT, SIMILARITY, OVERLAP_MATCH)
+EXACT = retrieval.MatchMode.EXACT.value
+SIMILARITY = retrieval.MatchMode.SIMILARITY.value
+OVERLAP_MATCH = retrieval.MatchMode.OVERLAP.value
+MATCH_MODES = tuple(mode.value for mode in retrieval.MatchMode)
 _SHOWN_QUESTION_NUMBERS = 10
 # The semantic family's BERTScore columns (bert_score_precision, _recall, _f1).
 _BERT_SCORE = "bert_score_"
@@ -441,9 +442,27 @@ def _ranked_matches(
     )
 
 
+def similarity_ranking(
+    golden_chunks: Sequence[str],
+    retrieved_chunks: Sequence[str],
+    threshold: float,
+    embedding_model: str | None = None,
+) -> retrieval.RankedMatches:
+    """Chunk texts matched by cosine as a run with ``--match similarity`` matches them (the
+    same model and embedding pass: long chunks by their best passage, repeats dropped)."""
+    item = EvaluationItem(
+        0, "", "", "", contexts=list(retrieved_chunks), relevant_contexts=list(golden_chunks)
+    )
+    options = MetricOptions(
+        match=SIMILARITY, similarity_threshold=threshold, embedding_model=embedding_model
+    )
+    table = _embed_run([item], [RETRIEVAL], options, True, lambda _message: None, None)
+    return _ranked_matches(item, options, table)
+
+
 def _distinct_embedded(chunks: list[str], embeddings: EmbeddingTable) -> list[str]:
-    """Chunks whose embedding repeats an earlier chunk's dropped, as the library's
-    ``*_similarity`` functions drop repeated embeddings (texts differing only where the
+    """Chunks whose embedding repeats an earlier chunk's dropped, as the library's retrieval
+    functions drop repeated embeddings (texts differing only where the
     model cannot see, such as case for an uncased model, are the same chunk to it)."""
     if len(chunks) < 2:
         return chunks

@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from rag_evaluator.errors import UsageError
 from rag_evaluator.text import sentences as sentence_rules
 from rag_evaluator.text.unicode_tokens import contains_tokens, word_tokens
 
@@ -27,6 +28,11 @@ CONTAINED_SUPPORT = 1.0
 
 def cosine_similarity(first: Vector, second: Vector) -> float:
     """Cosine of two vectors; 0.0 when either has no length."""
+    if len(first) != len(second):
+        raise UsageError(
+            f"Two embeddings of different sizes ({len(first)} and {len(second)}) cannot be "
+            "compared. Embed every text with the same model"
+        )
     dot = math.fsum(a * b for a, b in zip(first, second, strict=True))
     norms = math.sqrt(math.fsum(a * a for a in first)) * math.sqrt(math.fsum(b * b for b in second))
     return float(dot / norms) if norms > 0 else 0.0

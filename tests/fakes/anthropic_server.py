@@ -376,6 +376,9 @@ class FakeAnthropicServer:
         # Messages requests being answered right now, and the most there ever were at once.
         self.in_flight = 0
         self.max_in_flight = 0
+        # TCP connections a client holds open now (kept alive between its requests): 0 once
+        # every client has closed its HTTP connections.
+        self.open_connections = 0
         # Scripts by (role, key): the key is found in the question (or the user message).
         self._scripts: dict[tuple[str, str], deque[Response]] = {}
         self._last_scripted: dict[tuple[str, str], Response] = {}
@@ -853,6 +856,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Stay quiet: tests read ``requests`` instead of a server log."""
+
+    def setup(self) -> None:
+        super().setup()
+        with self.fake._lock:
+            self.fake.open_connections += 1
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            with self.fake._lock:
+                self.fake.open_connections -= 1
 
     def do_GET(self) -> None:
         self._handle()

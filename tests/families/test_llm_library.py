@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from rag_evaluator.errors import (
     ConfigError,
     JudgeFatalError,
     JudgeQuestionError,
+    UsageError,
 )
 from rag_evaluator.llm.client import ModelClient
 
@@ -27,9 +29,8 @@ CONTEXTS = ["Travel requests go to the line manager.", "Finance approves amounts
 
 @pytest.fixture
 def client(fake_anthropic: FakeAnthropicServer) -> Iterator[ModelClient]:
-    made = metrics.judge_client("haiku")  # the key comes from the environment
-    yield made
-    made.close()
+    with metrics.judge_client("haiku") as made:  # the key comes from the environment
+        yield made
 
 
 def test_faithfulness(fake_anthropic: FakeAnthropicServer, client: ModelClient) -> None:
@@ -109,7 +110,12 @@ def test_ragas_gives_every_metric_its_composite_and_what_it_cost(
     fake_anthropic.response_delay_seconds = 0.05
     fake_anthropic.script_role("verdicts", QUESTION, verdicts_reply(1, 1))
     result = metrics.ragas(
-        QUESTION, ANSWER, CONTEXTS, TRUTH, client=client, answer_relevance="rating"
+        QUESTION,
+        ANSWER,
+        ground_truth=TRUTH,
+        contexts=CONTEXTS,
+        client=client,
+        answer_relevance="rating",
     )
     assert (
         result.faithfulness,
@@ -130,7 +136,12 @@ def test_a_failed_metric_in_ragas_is_reported_not_raised(
 ) -> None:
     fake_anthropic.script_role("contexts", QUESTION, Fault.refusal())
     result = metrics.ragas(
-        QUESTION, ANSWER, CONTEXTS, TRUTH, client=client, answer_relevance="rating"
+        QUESTION,
+        ANSWER,
+        ground_truth=TRUTH,
+        contexts=CONTEXTS,
+        client=client,
+        answer_relevance="rating",
     )
     assert result.context_precision is None and result.ragas_score is None
     assert result.faithfulness == 1.0
@@ -187,25 +198,94 @@ def test_an_unusable_reply_raises_with_the_reason(
 
 
 def test_a_bad_key_is_fatal(fake_anthropic: FakeAnthropicServer) -> None:
-    wrong = metrics.judge_client("haiku", api_key="sk-ant-wrong-key-0000")
-    try:
-        with pytest.raises(JudgeFatalError):
-            metrics.is_matching(QUESTION, ANSWER, TRUTH, client=wrong)
-    finally:
-        wrong.close()
+    with (
+        metrics.judge_client("haiku", api_key="sk-ant-wrong-key-0000") as wrong,
+        pytest.raises(JudgeFatalError),
+    ):
+        metrics.is_matching(QUESTION, ANSWER, TRUTH, client=wrong)
 
 
 def test_no_key_is_a_config_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY is not set"):
-        metrics.judge_client("haiku")
+    with (
+        pytest.raises(ConfigError, match="ANTHROPIC_API_KEY is not set"),
+        metrics.judge_client("haiku"),
+    ):
+        pass
 
 
 def test_the_client_keeps_to_its_budget(fake_anthropic: FakeAnthropicServer) -> None:
-    capped = metrics.judge_client("haiku", max_cost=0.000001)
-    try:
-        with pytest.raises(BudgetExhaustedError):
-            metrics.factual_accuracy(QUESTION, ANSWER, TRUTH, client=capped)
-    finally:
-        capped.close()
+    with (
+        metrics.judge_client("haiku", max_cost=0.000001) as capped,
+        pytest.raises(BudgetExhaustedError),
+    ):
+        metrics.factual_accuracy(QUESTION, ANSWER, TRUTH, client=capped)
     assert fake_anthropic.requests == []
+
+
+# --- judge_client() is a context manager (issue 23) ---
+
+
+def wait_for_no_connection(fake_anthropic: FakeAnthropicServer) -> int:
+    deadline = time.monotonic() + 5
+    while fake_anthropic.open_connections and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return fake_anthropic.open_connections
+
+
+def test_the_client_closes_its_connections_when_the_block_ends(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.script_role("is_matching", QUESTION, {"reasoning": "Same.", "is_matching": True})
+    with metrics.judge_client("haiku") as client:
+        assert metrics.is_matching(QUESTION, ANSWER, TRUTH, client=client) is True
+        # Kept alive between calls while the block runs.
+        assert fake_anthropic.open_connections == 1
+    assert wait_for_no_connection(fake_anthropic) == 0
+
+
+def test_the_client_is_closed_when_the_block_raises(fake_anthropic: FakeAnthropicServer) -> None:
+    fake_anthropic.script_role("is_matching", QUESTION, Fault.refusal())
+    with pytest.raises(JudgeQuestionError), metrics.judge_client("haiku") as client:
+        metrics.is_matching(QUESTION, ANSWER, TRUTH, client=client)
+    assert len(fake_anthropic.requests) == 3
+    assert wait_for_no_connection(fake_anthropic) == 0
+
+
+def test_passing_judge_client_itself_says_to_open_the_block(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    with pytest.raises(ValueError, match="with judge_client"):
+        metrics.faithfulness(QUESTION, ANSWER, CONTEXTS, client=metrics.judge_client("haiku"))
+    with pytest.raises(UsageError, match="with judge_client"):
+        metrics.ragas(QUESTION, ANSWER, ground_truth=TRUTH, contexts=CONTEXTS, client=object())  # type: ignore[arg-type]
+    assert fake_anthropic.requests == []
+
+
+def test_ragas_takes_ground_truth_and_contexts_by_keyword(
+    fake_anthropic: FakeAnthropicServer, client: ModelClient
+) -> None:
+    # The old order (contexts third) fails instead of sending the contexts as the truth.
+    with pytest.raises(TypeError):
+        metrics.ragas(QUESTION, ANSWER, CONTEXTS, TRUTH, client=client)  # type: ignore[misc]
+    with pytest.raises(UsageError, match="'embeddings' or 'rating'"):
+        metrics.ragas(
+            QUESTION,
+            ANSWER,
+            ground_truth=TRUTH,
+            contexts=CONTEXTS,
+            client=client,
+            answer_relevance="cosine",
+        )
+    assert fake_anthropic.requests == []
+
+
+def test_classify_answer_gives_an_answer_class(
+    fake_anthropic: FakeAnthropicServer, client: ModelClient
+) -> None:
+    fake_anthropic.script_role("label", QUESTION, {"reasoning": "Right.", "label": "CORRECT"})
+    label = metrics.classify_answer(QUESTION, ANSWER, TRUTH, client=client)
+    assert label is metrics.AnswerClass.CORRECT
+    unknown = metrics.classify_answer(QUESTION, "I do not know.", TRUTH, client=client)
+    assert unknown is metrics.AnswerClass.DONT_KNOW
+    assert label == "CORRECT"  # a str, as the label was before

@@ -29,15 +29,15 @@ from rag_evaluator.metrics import (
     MetricOptions,
     compute_offline_metrics,
     context_overlap,
-    f1_at_k_overlap,
-    hybrid_log_rank_score_overlap,
-    mrr_overlap,
-    ndcg_at_k_overlap,
-    overlap_matches,
-    precision_at_k_overlap,
-    recall_at_k_overlap,
+    f1_at_k,
+    hybrid_log_rank_score,
+    mrr,
+    ndcg_at_k,
+    precision_at_k,
+    recall_at_k,
 )
 from rag_evaluator.offline.chunk_overlap import ChunkTokens, chunk_recall_matrix
+from rag_evaluator.offline.retrieval import overlap_matches
 
 
 @lru_cache(maxsize=1)
@@ -132,13 +132,14 @@ def test_context_overlap_is_the_mean_best_recall_of_the_golden_chunks() -> None:
     retrieved = ["on the mat the cat sat quietly", "Offices. The HQ is in Paris. Annex."]
     # Golden 1: best 0.5 (against retrieved 1; 0 against retrieved 2). Golden 2: 1.0.
     # Mean (0.5 + 1.0) / 2 = 0.75.
-    assert context_overlap(retrieved, golden) == pytest.approx(0.75)
+    assert context_overlap(golden, retrieved_chunks=retrieved) == pytest.approx(0.75)
     # Nothing retrieved: nothing of the golden text was found.
-    assert context_overlap([], golden) == 0.0
+    assert context_overlap(golden, retrieved_chunks=[]) == 0.0
     # No golden chunk: undefined.
-    assert context_overlap(retrieved, []) is None
+    assert context_overlap([], retrieved_chunks=retrieved) is None
     # A golden chunk listed twice (or differing only in case and punctuation) counts once.
-    assert context_overlap(retrieved, [*golden, "the HQ is in PARIS"]) == pytest.approx(0.75)
+    repeated = [*golden, "the HQ is in PARIS"]
+    assert context_overlap(repeated, retrieved_chunks=retrieved) == pytest.approx(0.75)
 
 
 # --- the ranking metrics with overlap matching ---
@@ -151,16 +152,17 @@ def test_overlap_matching_gives_trec_eval_values(query: str, k: int) -> None:
     # at a threshold of 0.9 only the same chunk matches, as in trec_eval's judgements.
     retrieved, golden = chunks(RUN[query]), chunks(QRELS[query])
     expected = TREC_EVAL[query]
-    assert precision_at_k_overlap(retrieved, golden, k, 0.9) == pytest.approx(expected[f"P@{k}"])
-    assert recall_at_k_overlap(retrieved, golden, k, 0.9) == pytest.approx(expected[f"R@{k}"])
-    assert ndcg_at_k_overlap(retrieved, golden, k, 0.9) == pytest.approx(expected[f"nDCG@{k}"])
-    assert mrr_overlap(retrieved, golden, 0.9) == pytest.approx(expected["RR"])
+    strict: dict[str, Any] = {"retrieved_chunks": retrieved, "match": "overlap", "threshold": 0.9}
+    assert precision_at_k(golden, k=k, **strict) == pytest.approx(expected[f"P@{k}"])
+    assert recall_at_k(golden, k=k, **strict) == pytest.approx(expected[f"R@{k}"])
+    assert ndcg_at_k(golden, k=k, **strict) == pytest.approx(expected[f"nDCG@{k}"])
+    assert mrr(golden, **strict) == pytest.approx(expected["RR"])
 
 
 def test_at_the_default_threshold_near_duplicates_match() -> None:
     # 0.8 >= 0.7: every retrieved chunk covers every golden one.
     retrieved, golden = chunks(RUN["q4"]), chunks(QRELS["q4"])
-    assert precision_at_k_overlap(retrieved, golden, 2) == 1.0
+    assert precision_at_k(golden, retrieved_chunks=retrieved, k=2, match="overlap") == 1.0
 
 
 def test_overlap_matching_bad_threshold_is_a_usage_error() -> None:
@@ -229,20 +231,19 @@ def test_overlap_matching_finds_golden_chunks_cut_at_other_boundaries() -> None:
 
 def test_the_library_functions_agree_with_the_run() -> None:
     retrieved = [OTHER[0], GOLDEN[0], OTHER[1], GOLDEN[1]]
-    assert precision_at_k_overlap(retrieved, GOLDEN, 3) == pytest.approx(EXPECTED["precision_at_k"])
-    assert recall_at_k_overlap(retrieved, GOLDEN, 3) == pytest.approx(EXPECTED["recall_at_k"])
-    assert f1_at_k_overlap(retrieved, GOLDEN, 3) == pytest.approx(EXPECTED["f1_at_k"])
-    assert mrr_overlap(retrieved, GOLDEN) == pytest.approx(EXPECTED["mrr"])
-    assert ndcg_at_k_overlap(retrieved, GOLDEN, 3) == pytest.approx(EXPECTED["ndcg_at_k"])
-    assert hybrid_log_rank_score_overlap(retrieved, GOLDEN) == pytest.approx(
-        EXPECTED["hybrid_log_rank"]
-    )
+    overlap: dict[str, Any] = {"retrieved_chunks": retrieved, "match": "overlap"}
+    assert precision_at_k(GOLDEN, k=3, **overlap) == pytest.approx(EXPECTED["precision_at_k"])
+    assert recall_at_k(GOLDEN, k=3, **overlap) == pytest.approx(EXPECTED["recall_at_k"])
+    assert f1_at_k(GOLDEN, k=3, **overlap) == pytest.approx(EXPECTED["f1_at_k"])
+    assert mrr(GOLDEN, **overlap) == pytest.approx(EXPECTED["mrr"])
+    assert ndcg_at_k(GOLDEN, k=3, **overlap) == pytest.approx(EXPECTED["ndcg_at_k"])
+    assert hybrid_log_rank_score(GOLDEN, **overlap) == pytest.approx(EXPECTED["hybrid_log_rank"])
 
 
 def test_a_repeat_with_the_same_tokens_is_dropped_before_ranking() -> None:
     # "the hq is in paris" repeats chunk 1 to ROUGE-L: dropped, GOLDEN[0] keeps rank 2.
     retrieved = ["The HQ is in Paris.", "the HQ is in Paris", GOLDEN[0]]
-    assert mrr_overlap(retrieved, [GOLDEN[0]]) == 0.5
+    assert mrr([GOLDEN[0]], retrieved_chunks=retrieved, match="overlap") == 0.5
 
 
 def test_a_bad_overlap_threshold_is_refused_before_anything_runs() -> None:

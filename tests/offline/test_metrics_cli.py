@@ -213,12 +213,7 @@ def test_a_missing_contexts_column_is_named_in_the_answers_file_given(
 def test_similarity_matching_in_a_run_counts_a_repeated_chunk_as_the_library_does(
     workspace: Workspace,
 ) -> None:
-    from rag_evaluator.metrics import (
-        hybrid_log_rank_score_similarity,
-        mrr_similarity,
-        precision_at_k_similarity,
-        recall_at_k_similarity,
-    )
+    from rag_evaluator.metrics import hybrid_log_rank_score, mrr, precision_at_k, recall_at_k
     from rag_evaluator.offline.embeddings import load_text_embedder
 
     # The golden chunk retrieved twice (once in capitals: the uncased model sees one text),
@@ -244,11 +239,12 @@ def test_similarity_matching_in_a_run_counts_a_repeated_chunk_as_the_library_doe
     embedder = load_text_embedder(None)
     retrieved_vectors = embedder.encode(retrieved)
     golden_vectors = embedder.encode([FACTOR_CHUNK])
+    vectors = {"retrieved_chunks": retrieved_vectors, "match": "similarity"}
     library = {
-        "precision_at_k": precision_at_k_similarity(retrieved_vectors, golden_vectors, 3),
-        "recall_at_k": recall_at_k_similarity(retrieved_vectors, golden_vectors, 3),
-        "mrr": mrr_similarity(retrieved_vectors, golden_vectors),
-        "hybrid_log_rank": hybrid_log_rank_score_similarity(retrieved_vectors, golden_vectors),
+        "precision_at_k": precision_at_k(golden_vectors, k=3, **vectors),
+        "recall_at_k": recall_at_k(golden_vectors, k=3, **vectors),
+        "mrr": mrr(golden_vectors, **vectors),
+        "hybrid_log_rank": hybrid_log_rank_score(golden_vectors, **vectors),
     }
     # Three distinct chunks, the golden one at rank 2: P@3 = 1/3, not 3/5 or 2/3.
     assert library["precision_at_k"] == pytest.approx(1 / 3)

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from rag_evaluator.metrics import (
     answer_completeness,
     citation_quality,
-    dont_know,
     exact_match,
     extract_keywords,
     extract_numbers,
@@ -21,6 +20,7 @@ from rag_evaluator.metrics import (
     list_items,
     number_match,
 )
+from rag_evaluator.offline.lexical import dont_know  # the dont_know column's rule
 
 
 @pytest.mark.parametrize(

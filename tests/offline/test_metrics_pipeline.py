@@ -19,7 +19,7 @@ from rag_evaluator.metrics import (
     compute_offline_metrics,
     families_with_inputs,
     keyword_coverage,
-    precision_at_k_exact,
+    precision_at_k,
 )
 from rag_evaluator.offline.runner import metric_columns
 
@@ -150,8 +150,8 @@ def test_the_library_functions_agree_with_the_run(run_files: list[EvaluationItem
     result = compute_offline_metrics(run_files, ["lexical", "retrieval"], MetricOptions(k=2))
     first = run_files[0]
     assert first.contexts is not None and first.relevant_contexts is not None
-    assert result.scores[1]["precision_at_k"] == precision_at_k_exact(
-        first.contexts, first.relevant_contexts, 2
+    assert result.scores[1]["precision_at_k"] == precision_at_k(
+        first.relevant_contexts, retrieved_chunks=first.contexts, k=2
     )
     assert result.scores[1]["keyword_coverage"] == keyword_coverage(
         first.rag_answer, first.ground_truth

@@ -21,20 +21,20 @@ from rag_evaluator.metrics import (
     context_relevance,
     context_sufficiency,
     cosine_similarity,
-    dont_know,
     exact_match,
-    f1_at_k_exact,
+    f1_at_k,
     fact_score,
     hallucination,
-    hybrid_log_rank_score_exact,
+    hybrid_log_rank_score,
+    is_dont_know_answer,
     keyword_coverage,
     list_coverage,
     log_rank_score,
-    mrr_exact,
-    ndcg_at_k_exact,
+    mrr,
+    ndcg_at_k,
     number_match,
-    precision_at_k_exact,
-    recall_at_k_exact,
+    precision_at_k,
+    recall_at_k,
     rouge_scores,
     semantic_similarity,
 )
@@ -56,7 +56,7 @@ def test_empty_answer_scores_zero_where_the_ground_truth_has_content() -> None:
     assert number_match("", GROUND_TRUTH) == 0.0
     assert answer_completeness("", GROUND_TRUTH) == 0.0
     assert citation_quality("") == 0.0
-    assert dont_know("") == 0.0
+    assert is_dont_know_answer("") == 0.0
     assert list_coverage("", GROUND_TRUTH) == 0.0
     assert fact_score("", ["Paris"]) == 0.0
     assert bleu_score("", [GROUND_TRUTH]) == 0.0
@@ -92,49 +92,51 @@ def test_no_required_facts_is_undefined() -> None:
 
 def test_no_retrieved_chunks_scores_zero() -> None:
     golden = ["chunk a"]
-    assert precision_at_k_exact([], golden, 5) == 0.0
-    assert recall_at_k_exact([], golden, 5) == 0.0
-    assert f1_at_k_exact([], golden, 5) == 0.0
-    assert mrr_exact([], golden) == 0.0
-    assert ndcg_at_k_exact([], golden, 5) == 0.0
-    assert hybrid_log_rank_score_exact([], golden) == 0.0
-    assert precision_at_k_exact(["", "   "], golden, 5) == 0.0  # blank chunks are dropped
+    assert precision_at_k(golden, retrieved_chunks=[], k=5) == 0.0
+    assert recall_at_k(golden, retrieved_chunks=[], k=5) == 0.0
+    assert f1_at_k(golden, retrieved_chunks=[], k=5) == 0.0
+    assert mrr(golden, retrieved_chunks=[]) == 0.0
+    assert ndcg_at_k(golden, retrieved_chunks=[], k=5) == 0.0
+    assert hybrid_log_rank_score(golden, retrieved_chunks=[]) == 0.0
+    # Blank chunks are dropped.
+    assert precision_at_k(golden, retrieved_chunks=["", "   "], k=5) == 0.0
 
 
 def test_no_relevant_chunks_leaves_recall_based_metrics_undefined() -> None:
     retrieved = ["chunk a", "chunk b"]
-    assert precision_at_k_exact(retrieved, [], 5) == 0.0  # nothing retrieved is relevant
-    assert recall_at_k_exact(retrieved, [], 5) is None
-    assert f1_at_k_exact(retrieved, [], 5) is None
-    assert mrr_exact(retrieved, []) is None
-    assert ndcg_at_k_exact(retrieved, [], 5) is None
-    assert hybrid_log_rank_score_exact(retrieved, []) is None
+    # Nothing retrieved is relevant.
+    assert precision_at_k([], retrieved_chunks=retrieved, k=5) == 0.0
+    assert recall_at_k([], retrieved_chunks=retrieved, k=5) is None
+    assert f1_at_k([], retrieved_chunks=retrieved, k=5) is None
+    assert mrr([], retrieved_chunks=retrieved) is None
+    assert ndcg_at_k([], retrieved_chunks=retrieved, k=5) is None
+    assert hybrid_log_rank_score([], retrieved_chunks=retrieved) is None
 
 
 def test_k_larger_than_the_list_still_divides_precision_by_k() -> None:
     retrieved = ["chunk a", "chunk b"]
     golden = ["chunk a", "chunk b"]
-    assert precision_at_k_exact(retrieved, golden, 5) == pytest.approx(0.4)
-    assert recall_at_k_exact(retrieved, golden, 5) == 1.0
-    assert ndcg_at_k_exact(retrieved, golden, 5) == pytest.approx(1.0)
+    assert precision_at_k(golden, retrieved_chunks=retrieved, k=5) == pytest.approx(0.4)
+    assert recall_at_k(golden, retrieved_chunks=retrieved, k=5) == 1.0
+    assert ndcg_at_k(golden, retrieved_chunks=retrieved, k=5) == pytest.approx(1.0)
     # More golden chunks than k: the ideal DCG stops at k, so a perfect top k scores 1.
-    assert ndcg_at_k_exact(["a", "b"], ["a", "b", "c"], 2) == pytest.approx(1.0)
+    assert ndcg_at_k(["a", "b", "c"], retrieved_chunks=["a", "b"], k=2) == pytest.approx(1.0)
 
 
 def test_a_single_retrieved_chunk_has_log_rank_one_not_a_division_by_zero() -> None:
     assert log_rank_score(1, 1) == 1.0
-    assert hybrid_log_rank_score_exact(["chunk a"], ["chunk a"]) == 1.0
-    assert hybrid_log_rank_score_exact(["chunk b"], ["chunk a"]) == 0.0
+    assert hybrid_log_rank_score(["chunk a"], retrieved_chunks=["chunk a"]) == 1.0
+    assert hybrid_log_rank_score(["chunk a"], retrieved_chunks=["chunk b"]) == 0.0
 
 
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: precision_at_k_exact(["a"], ["a"], 0),
-        lambda: recall_at_k_exact(["a"], ["a"], -1),
-        lambda: ndcg_at_k_exact(["a"], ["a"], 0),
-        lambda: hybrid_log_rank_score_exact(["a"], ["a"], gamma=0.0),
-        lambda: hybrid_log_rank_score_exact(["a"], ["a"], alpha=1.5),
+        lambda: precision_at_k(["a"], retrieved_chunks=["a"], k=0),
+        lambda: recall_at_k(["a"], retrieved_chunks=["a"], k=-1),
+        lambda: ndcg_at_k(["a"], retrieved_chunks=["a"], k=0),
+        lambda: hybrid_log_rank_score(["a"], retrieved_chunks=["a"], gamma=0.0),
+        lambda: hybrid_log_rank_score(["a"], retrieved_chunks=["a"], alpha=1.5),
         lambda: log_rank_score(3, 2),
     ],
 )
