@@ -270,7 +270,7 @@ class BatchRunner:
         return groups
 
     def _entry(self, item: _Pending) -> dict[str, Any]:
-        return {"custom_id": item.custom_id, "params": self.client.params(item.request)}
+        return self.client.batch_entry(item.custom_id, item.request)
 
     def _create_all(self, chosen: list[_Pending]) -> None:
         """Create a batch per group, each recorded as an intent first and by id once it exists."""

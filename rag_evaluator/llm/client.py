@@ -143,13 +143,13 @@ def fatal_status_failure(
     if status == 402 or error_type in ("billing_error", "insufficient_quota"):
         return Failure(
             FailureKind.FATAL,
-            f"{terms.name} refused to bill this request ({status}{suffix}). "
+            f"{terms.subject} refused to bill this request ({status}{suffix}). "
             f"{terms.billing_help}, then run the same command again to resume",
         )
     if status == 401:
         return Failure(
             FailureKind.FATAL,
-            f"{terms.name} rejected the {terms.credential} (401{suffix}). {terms.credentials_help}",
+            f"{terms.subject} rejected the {terms.credential} (401{suffix}). {terms.credentials_help}",
         )
     if status == 403:
         return Failure(
@@ -160,7 +160,7 @@ def fatal_status_failure(
     if status == 404:
         return Failure(
             FailureKind.FATAL,
-            f"{terms.name} does not know model {model_id} (404{suffix}). Use --model sonnet, "
+            f"{terms.subject} does not know model {model_id} (404{suffix}). Use --model sonnet, "
             "haiku or opus, a current full model id, or PROVIDER/MODEL",
         )
     return None
@@ -237,7 +237,7 @@ def classify_failure(error: Exception, model_id: str, terms: ProviderTerms) -> F
         more = " and more" if len(error.served_models) > _MODELS_LISTED else ""
         failure = replace(
             failure,
-            reason=f"{terms.name} does not serve model {model_id} (404). It serves: "
+            reason=f"{terms.subject} does not serve model {model_id} (404). It serves: "
             f"{listed}{more}. Choose one of them with --model",
         )
     return failure

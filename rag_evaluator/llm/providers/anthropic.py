@@ -50,7 +50,7 @@ MAX_TOKENS_PER_CALL = 100_000_000
 _RETRY_AFTER_HEADERS = (("retry-after-ms", 0.001), ("retry-after", 1.0))
 
 ANTHROPIC_TERMS = ProviderTerms(
-    "The Anthropic API",
+    "the Anthropic API",
     "API key",
     "Check ANTHROPIC_API_KEY in your environment or .env (keys are at "
     "https://console.anthropic.com/settings/keys)",

@@ -71,12 +71,17 @@ class ModelFacts:
 class ProviderTerms:
     """How messages name a provider, its credentials and their fixes."""
 
-    name: str  # "The Anthropic API"
+    name: str  # "the Anthropic API", as it reads mid-sentence
     credential: str  # "API key", "credentials"
     credentials_help: str  # the fix for a rejected or missing credential
     billing_help: str = "Add credits or a payment method to the account"
     status_page: str = ""
     base_url_variable: str = ""  # the environment variable that points elsewhere
+
+    @property
+    def subject(self) -> str:
+        """The name as a sentence starts with it."""
+        return self.name[:1].upper() + self.name[1:]
 
 
 class ModelTransport(Protocol):

@@ -43,7 +43,7 @@ SCHEMA_INSTRUCTION = "Reply with one JSON object matching this JSON schema:"
 _STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "content_filter": "refusal"}
 
 OPENAI_TERMS = ProviderTerms(
-    "The OpenAI-compatible server",
+    "the OpenAI-compatible server",
     "API key",
     "Check OPENAI_API_KEY in your environment or .env (any value for a local server that "
     "checks none), and OPENAI_BASE_URL for a server other than OpenAI's",
@@ -204,7 +204,7 @@ class OpenAITransport:
                 logger.warning(
                     "%s at %s does not take a JSON schema (response_format); the answers are "
                     "asked for as JSON in text and checked against the schema",
-                    self.terms.name,
+                    self.terms.subject,
                     self.base_url,
                 )
                 self.mode = JSON_IN_TEXT
