@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -97,7 +98,13 @@ class ConsoleInteraction(RunConsole):
             return
         for note in plan.family_notes:
             console.info(note)
-        console.info(f"Model: {plan.model.model_id}")
+        console.info(f"Model: {plan.judged_by or plan.model.key}")
+        if plan.jurors:
+            console.info(
+                f"Jury: each of the {plan.jurors} models judges every question once; the "
+                "majority per metric (the median of scores) is the verdict, without consensus "
+                "votes"
+            )
         console.info(f"Prompt: {plan.prompt_origin}")
         self.show_seed(plan.seed, plan.seed_was_drawn, "order")
         self.show_known(plan.resumed_count, plan.pending_count, plan.cached_count, "evaluate")
@@ -172,6 +179,16 @@ def evaluate_command(
         ),
     ] = None,
     model: options.Model = DEFAULT_MODEL_ALIAS,
+    price: options.Price = None,
+    jury: Annotated[
+        str | None,
+        typer.Option(
+            "--jury",
+            metavar="MODEL,MODEL,MODEL",
+            help="Judge with a jury instead of --model: an odd number of models (3 or more, "
+            "any providers), each judging every question once; the majority per metric wins.",
+        ),
+    ] = None,
     prompt: Annotated[
         Path | None,
         typer.Option(
@@ -350,7 +367,7 @@ def evaluate_command(
     thresholds = parse_thresholds(fail_under) + parse_thresholds(fail_over, upper=True)
     check_dataset_options(dataset, questions=questions, ground_truth=ground_truth, answers=answers)
     request = EvaluateRequest(
-        calls=options.call_options(locals()),
+        calls=replace(options.call_options(locals()), jury=jury),
         questions_path=questions or Path("questions.csv"),
         ground_truth_path=ground_truth or Path("ground_truth.csv"),
         ground_truth_given=ground_truth is not None,

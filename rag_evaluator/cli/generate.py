@@ -88,6 +88,7 @@ def generate_command(
         int, typer.Option("--count", min=1, help="How many questions to write.")
     ] = _DEFAULT_REQUEST.count,
     model: options.Model = DEFAULT_MODEL_ALIAS,
+    price: options.Price = None,
     examples: Annotated[
         Path | None,
         typer.Option(

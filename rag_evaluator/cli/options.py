@@ -14,7 +14,22 @@ from rag_evaluator.llm.limits import DELAY_HELP
 from rag_evaluator.llm.session import CallOptions
 
 Model = Annotated[
-    str, typer.Option("--model", help="sonnet, haiku, opus, or a full Claude model id.")
+    str,
+    typer.Option(
+        "--model",
+        help="sonnet, haiku, opus or a full Claude model id (the Anthropic API); or "
+        "PROVIDER/MODEL: bedrock/, vertex/ (Claude there), openai/ (any OpenAI-compatible "
+        "server: OPENAI_BASE_URL), azure/ (a deployment).",
+    ),
+]
+Price = Annotated[
+    str | None,
+    typer.Option(
+        "--price",
+        metavar="IN/OUT",
+        help="Dollars per million input/output tokens of a model rag-eval has no price for "
+        "(0/0 for your own server).",
+    ),
 ]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Answer yes to every prompt (scripts, CI).")]
 Concurrency = Annotated[int, typer.Option("--concurrency", min=1, help="Calls in flight at once.")]
@@ -81,6 +96,7 @@ _CALL_FIELDS = {
     "max_cost": "max_cost",
     "exact_estimate": "exact_estimate",
     "checkpoint_dir": "checkpoint_dir",
+    "price": "price",
 }
 DEFAULT_CALLS = CallOptions()
 

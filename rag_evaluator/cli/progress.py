@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rag_evaluator.cli import console
 from rag_evaluator.errors import UsageError
 from rag_evaluator.inputs.selection import format_numbers
-from rag_evaluator.llm.cost import ESTIMATE_ASSUMES, CostEstimate, dollar_range
+from rag_evaluator.llm.cost import ESTIMATE_ASSUMES, CostEstimate
 from rag_evaluator.llm.judging import ProgressUpdate
 from rag_evaluator.text.money import format_usd
 
@@ -100,7 +100,7 @@ class RunConsole:
         how.extend(also)
         extra = f"; {', '.join(how)}" if how else ""
         console.info(
-            f"Estimated cost: {dollar_range(estimate.low_usd, estimate.high_usd)} "
+            f"Estimated cost: {estimate.dollars()} "
             f"({estimate.expected_calls_low} to {estimate.expected_calls_high} calls{extra})"
         )
         if len(estimate.families) > 1:

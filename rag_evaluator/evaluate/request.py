@@ -92,6 +92,8 @@ class RunPlan:
     families: MetricFamilies
     coverage: tuple[int, int]
     model: ModelInfo | None = None
+    judged_by: str = ""  # the model or jury, as named to the user
+    jurors: int = 0
     prompt_origin: str | None = None
     seed: int | None = None
     seed_was_drawn: bool = False

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
+from rag_evaluator.llm.models import ModelInfo
 from rag_evaluator.llm.requests import (
     CHARS_PER_TOKEN_HIGH,
     CHARS_PER_TOKEN_LOW,
@@ -117,6 +118,21 @@ class CallEstimate:
         return -(-self.system_characters // CHARS_PER_TOKEN_HIGH)
 
 
+@dataclass(frozen=True)
+class PricedEstimate:
+    """A share of a family's expected calls for one question, priced with one model.
+
+    ``share`` names it in the estimate (the family, or ``judge (haiku)`` for a juror's);
+    ``model`` is ``None`` for the run's own model; ``first`` is the first request of the share
+    (counted by the API for ``--exact-estimate``).
+    """
+
+    share: str
+    model: ModelInfo | None
+    estimate: CallEstimate
+    first: ModelRequest
+
+
 class SummaryTally(ABC, Generic[ResultT]):
     """A family's summary built one result at a time, so that a run can read its results
     back from the checkpoint one by one instead of holding them all (issue 15).
@@ -178,6 +194,11 @@ class JudgedFamily(ABC, Generic[ResultT]):
     @abstractmethod
     def estimate(self, item: EvaluationItem, first_stage: Stage) -> CallEstimate:
         """The expected calls for ``item``, given the requests of its first stage."""
+
+    def priced_estimates(self, item: EvaluationItem, first_stage: Stage) -> list[PricedEstimate]:
+        """``estimate`` as shares priced by model: one, at the run's model (a jury has one
+        per juror)."""
+        return [PricedEstimate(self.name, None, self.estimate(item, first_stage), first_stage[0])]
 
     @abstractmethod
     def cells(self, result: ResultT | None) -> list[CellValue]:

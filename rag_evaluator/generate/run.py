@@ -69,7 +69,6 @@ from rag_evaluator.llm.checkpoint.store import (
     remove_checkpoint,
     resolve_checkpoint_directory,
 )
-from rag_evaluator.llm.cost import dollar_range
 from rag_evaluator.llm.fingerprint import checkpoint_key
 from rag_evaluator.llm.generation_fingerprint import (
     GenerationFingerprint,
@@ -282,7 +281,7 @@ def _facts(
         chunks=len(inputs.chunks),
         question_chunks=len(inputs.askable),
         count=request.count,
-        model_id=model.model_id,
+        model_id=model.key,
         seed=seed,
         rounds=rounds.rounds,
         calls=sum(record.calls for record in present),
@@ -295,6 +294,7 @@ def _facts(
         cost_usd=sum(record.cost_usd for record in present),
         estimate=estimate,
         batch=request.calls.batch,
+        unpriced=() if model.priced else (model.key,),
     )
 
 
@@ -335,7 +335,7 @@ def _prepare(request: GenerateRequest, settings: Settings) -> _Setup:
             "chunk_characters": request.chunk_characters,
             "pairing": pairing,
         },
-        model.model_id,
+        model.key,
         family.system_prompt,
     )
     return _Setup(model, api_key, weights, paths, inputs, family, pairing, fingerprint)
@@ -383,7 +383,7 @@ def run_generation(
         check_output_folder(request.output_dir)
         outcomes, records = _ask_rounds(session, rounds, plan, options)
         interaction.finished()
-        shown_estimate = dollar_range(estimate.low_usd, estimate.high_usd)
+        shown_estimate = estimate.summary_dollars()
         facts = _facts(
             setup.inputs,
             request,

@@ -30,6 +30,7 @@ class GenerationFacts:
     cost_usd: float
     estimate: str | None
     batch: bool = False
+    unpriced: tuple[str, ...] = ()  # the model, when its price is unknown
 
 
 def generation_summary(
@@ -68,5 +69,7 @@ def generation_summary(
         SummaryLine("Calls", str(facts.calls)),
         SummaryLine("Cached Questions", str(facts.cached_questions)),
     ]
-    lines += spending_lines(facts.usage, facts.batch, facts.estimate, facts.cost_usd)
+    lines += spending_lines(
+        facts.usage, facts.batch, facts.estimate, facts.cost_usd, facts.unpriced
+    )
     return lines

@@ -44,6 +44,7 @@ from rag_evaluator.llm.checkpoint.store import (
 from rag_evaluator.llm.client import ModelClient
 from rag_evaluator.llm.engine import FamilyRun, QuestionJob, stage_digest
 from rag_evaluator.llm.requests import CallOutcome, FailureKind, ModelRequest
+from rag_evaluator.llm.routing import ModelClients
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ class BatchRunner:
 
     def __init__(
         self,
-        client: ModelClient,
+        client: ModelClient | ModelClients,
         stop: threading.Event,
         *,
         poll_seconds: float = 30.0,

@@ -149,7 +149,8 @@ def fatal_status_failure(
     if status == 401:
         return Failure(
             FailureKind.FATAL,
-            f"{terms.subject} rejected the {terms.credential} (401{suffix}). {terms.credentials_help}",
+            f"{terms.subject} rejected the {terms.credential} (401{suffix}). "
+            f"{terms.credentials_help}",
         )
     if status == 403:
         return Failure(

@@ -39,6 +39,7 @@ from rag_evaluator.text.money import dollar_range as dollar_range
 from rag_evaluator.text.money import format_usd as format_usd
 
 _PER_MILLION = 1_000_000
+PRICE_UNKNOWN = "price unknown"
 ESTIMATE_ASSUMES = (
     "The high end assumes dense text, long replies and every extra call a family may make "
     "(the judge's 3 consensus votes for every question); unusable answers asked again are "
@@ -58,6 +59,7 @@ class FamilyCost:
     output_tokens_high: int
     low_usd: float
     high_usd: float
+    priced: bool = True  # False: the model's price is unknown (dollars shown as such)
 
     def describe(self) -> str:
         """``ragas: $0.0100 to $0.0300, 24 calls (6 per question), 960 to 3,600 output tokens``."""
@@ -72,8 +74,9 @@ class FamilyCost:
             high = self.calls_high / self.questions
             shown = f"{low:.3g}" if round(low, 2) == round(high, 2) else f"{low:.3g}-{high:.3g}"
             per_question = f" ({shown} per question)"
+        dollars = dollar_range(self.low_usd, self.high_usd) if self.priced else PRICE_UNKNOWN
         return (
-            f"{self.family}: {dollar_range(self.low_usd, self.high_usd)}, {calls} calls"
+            f"{self.family}: {dollars}, {calls} calls"
             f"{per_question}, {self.output_tokens_low:,} to {self.output_tokens_high:,} output "
             "tokens"
         )
@@ -96,6 +99,38 @@ class CostEstimate:
     batch: bool = False
     prompt_caching: bool = False
     families: tuple[FamilyCost, ...] = ()
+
+    @property
+    def unpriced(self) -> tuple[str, ...]:
+        """The families (or jurors' shares) whose model has no known price."""
+        return tuple(family.family for family in self.families if not family.priced)
+
+    def dollars(self) -> str:
+        """The cost range in words: dollars, the tokens when no price is known, or dollars
+        plus the shares whose price is unknown."""
+        unpriced = self.unpriced
+        if not unpriced:
+            return dollar_range(self.low_usd, self.high_usd)
+        tokens = (
+            f"{self.input_tokens_low:,} to {self.input_tokens_high:,} input and "
+            f"{self.output_tokens_low:,} to {self.output_tokens_high:,} output tokens"
+        )
+        if len(unpriced) == len(self.families):
+            return f"{PRICE_UNKNOWN} ({tokens}; --price IN/OUT sets one)"
+        return (
+            f"{dollar_range(self.low_usd, self.high_usd)} plus {', '.join(unpriced)} at a "
+            "price unknown (--price IN/OUT sets one)"
+        )
+
+    def summary_dollars(self) -> str:
+        """The cost range as the results' summary states it (no comma)."""
+        unpriced = self.unpriced
+        if not unpriced:
+            return dollar_range(self.low_usd, self.high_usd)
+        if len(unpriced) == len(self.families):
+            return PRICE_UNKNOWN
+        shares = " / ".join(unpriced)
+        return f"{dollar_range(self.low_usd, self.high_usd)} plus {shares} ({PRICE_UNKNOWN})"
 
 
 def caches_system_prompt(system_prompt: str, model: ModelInfo) -> bool:
@@ -182,20 +217,24 @@ def estimate_cost(
     questions: int | None = None,
     cached_questions: int = 0,
     family_questions: Mapping[str, int] | None = None,
+    models: Mapping[str, ModelInfo] | None = None,
 ) -> CostEstimate:
     """The cost range of the calls that ``estimates`` (family name -> one per question, or
     their running sums, with ``family_questions`` saying how many questions each covers) expect.
 
-    ``prompt_caching`` says, per family, whether its system prompt is sent marked for caching.
+    ``prompt_caching`` says, per family, whether its system prompt is sent marked for caching;
+    ``models`` prices a family (a juror's share) with another model than ``model``.
     """
     caching = prompt_caching or {}
+    priced_by = models or {}
     totals: dict[str, _FamilyTotals] = defaultdict(_FamilyTotals)
     for family, family_estimates in estimates.items():
         for estimate in family_estimates:
             totals[family].add(estimate)
     family_costs: list[FamilyCost] = []
     for family, total in totals.items():
-        low, high = total.dollars(model, cached=bool(caching.get(family)), batch=batch)
+        family_model = priced_by.get(family, model)
+        low, high = total.dollars(family_model, cached=bool(caching.get(family)), batch=batch)
         family_costs.append(
             FamilyCost(
                 family=family,
@@ -206,6 +245,7 @@ def estimate_cost(
                 output_tokens_high=round(total.output_high),
                 low_usd=low,
                 high_usd=high,
+                priced=family_model.priced,
             )
         )
     all_totals = list(totals.values())

@@ -58,6 +58,8 @@ class ModelRequest:
     max_tokens: int
     purpose: str
     parse: Callable[[Mapping[str, Any]], object] = field(default=_no_parse, compare=False)
+    # The model that answers, by its key (``ModelInfo.key``): a juror's; ``None`` is the run's.
+    model: str | None = None
 
     def characters(self) -> int:
         return len(self.system) + len(self.user)
@@ -72,8 +74,11 @@ class ModelRequest:
 
     def digest(self) -> str:
         """A short fingerprint of what is sent, to recognise the same request after a resume."""
+        sent: list[Any] = [self.system, self.user, self.schema, self.max_tokens]
+        if self.model is not None:
+            sent.append(self.model)
         material = json.dumps(
-            [self.system, self.user, self.schema, self.max_tokens],
+            sent,
             sort_keys=True,
             ensure_ascii=False,
             separators=(",", ":"),

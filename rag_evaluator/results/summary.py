@@ -82,6 +82,7 @@ class RunFacts:
     metric_columns: Sequence[str] = ()
     metadata_columns: Sequence[str] = ()
     partial: str | None = None
+    unpriced: Sequence[str] = ()  # the models called whose price is unknown
 
 
 def _percent(share: float) -> int:
@@ -282,7 +283,9 @@ def summary_lines(tally: RowTally, facts: RunFacts) -> list[SummaryLine]:
         lines += [
             SummaryLine("Cached Questions", str(facts.cached_questions)),
         ]
-        lines += spending_lines(facts.usage, facts.batch, facts.estimate, facts.cost_usd)
+        lines += spending_lines(
+            facts.usage, facts.batch, facts.estimate, facts.cost_usd, facts.unpriced
+        )
     lines += tally.metric_lines()
     scales = tally.metric_scales()
     if scales:
@@ -300,10 +303,15 @@ def build_summary(
 
 
 def spending_lines(
-    usage: TokenUsage, batch: bool, estimate: str | None, cost_usd: float | None
+    usage: TokenUsage,
+    batch: bool,
+    estimate: str | None,
+    cost_usd: float | None,
+    unpriced: Sequence[str] = (),
 ) -> list[SummaryLine]:
     """Tokens, cache tokens (when any), batch, estimate and cost: the tail of every summary of
-    a run that calls the model (evaluate's and generate's)."""
+    a run that calls the model (evaluate's and generate's). The cost of calls to a model
+    whose price is unknown is not in the figure: the line says so."""
     lines = [
         SummaryLine("Tokens In", str(usage.input_tokens)),
         SummaryLine("Tokens Out", str(usage.output_tokens)),
@@ -321,7 +329,10 @@ def spending_lines(
     if estimate is not None:
         lines.append(SummaryLine("Estimated Cost", estimate))
     if cost_usd is not None:
-        lines.append(SummaryLine("Cost", format_usd(cost_usd)))
+        cost = format_usd(cost_usd)
+        if unpriced:
+            cost = f"{cost} plus the calls to {' / '.join(unpriced)} (price unknown)"
+        lines.append(SummaryLine("Cost", cost))
     return lines
 
 

@@ -406,7 +406,7 @@ def test_the_missing_key_message_names_dot_env(
     message = " ".join(result.stderr.split())
     assert "ANTHROPIC_API_KEY" in message and ".env" in message
     # Only a run that asked for offline families too is pointed at them.
-    assert "leave the judge out" not in message
+    assert "leave the judged families out" not in message
 
 
 def test_offline_metrics_only_need_no_key_and_make_no_call(

@@ -59,9 +59,11 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
     rate_columns = metric_columns
     reasoning_column = REASONING
 
-    def __init__(self, system_prompt: str, hedge_phrases: Sequence[str]) -> None:
+    def __init__(
+        self, system_prompt: str, hedge_phrases: Sequence[str], *, consensus: bool = True
+    ) -> None:
         self.system_prompt = system_prompt
-        self.hedge_phrases = tuple(hedge_phrases)
+        self.hedge_phrases = tuple(hedge_phrases) if consensus else ()
 
     # -- the task ---------------------------------------------------------------------------
 
