@@ -169,6 +169,9 @@ class ScriptedApi:
     def close(self) -> None:
         self.events.append(("close", ""))
 
+    def output_note(self) -> str | None:
+        return None
+
     # -- direct calls -------------------------------------------------------------------------
 
     @_as_transport

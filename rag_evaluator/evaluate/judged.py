@@ -370,6 +370,7 @@ def _write_outcome(
     tally, group_tally = tally_rows(rows, base_plan.group_by, families, offline.columns)
     carried = carried_columns(base_plan, families, offline.columns)
     facts = _facts(request, setup, plan, tally, base_plan, offline.columns, carried, partial)
+    facts = replace(facts, output_notes=judged_records.output_notes)
     summary = summary_lines(tally, facts)
     groups = group_tally.summaries() if group_tally is not None else []
     try:

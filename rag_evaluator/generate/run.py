@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -383,7 +383,6 @@ def run_generation(
         check_output_folder(request.output_dir)
         outcomes, records = _ask_rounds(session, rounds, plan, options)
         interaction.finished()
-        shown_estimate = estimate.summary_dollars()
         facts = _facts(
             setup.inputs,
             request,
@@ -391,8 +390,9 @@ def run_generation(
             header.seed,
             rounds,
             records,
-            shown_estimate if plan.sends_calls else None,
+            estimate.summary_dollars() if plan.sends_calls else None,
         )
+        facts = replace(facts, output_notes=session.client.output_notes())
         return _finish(request, outcomes, facts, setup.paths, path)
 
 

@@ -200,6 +200,8 @@ class JudgedRecords:
 
     records: StoredRecords
     budget_stop: BudgetExhaustedError | None = None
+    # How structured output was asked of models without the API's JSON schema, if any.
+    output_notes: tuple[str, ...] = ()
 
 
 def judge_pending(

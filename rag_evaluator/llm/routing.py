@@ -75,6 +75,16 @@ class ModelClients:
         for client in self._clients.values():
             client.close()
 
+    def output_notes(self) -> tuple[str, ...]:
+        """``model: how`` for each model whose answers were not asked for as the API's own
+        JSON schema (a server without it)."""
+        notes = []
+        for key, client in self._clients.items():
+            note = client.transport.output_note()
+            if note is not None:
+                notes.append(f"{key}: {note}")
+        return tuple(notes)
+
     # -- calls ----------------------------------------------------------------------------------
 
     def call(self, request: ModelRequest, *, label: str = "") -> CallOutcome:

@@ -366,7 +366,7 @@ class RunSession:
         )
         # The records are read back from the checkpoint file: let go of it with the session.
         self._hold.callback(judged.records.close)
-        return judged
+        return replace(judged, output_notes=client.output_notes())
 
 
 def _progress(finished: int, header: CheckpointHeader) -> str:

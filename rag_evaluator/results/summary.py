@@ -83,6 +83,11 @@ class RunFacts:
     metadata_columns: Sequence[str] = ()
     partial: str | None = None
     unpriced: Sequence[str] = ()  # the models called whose price is unknown
+    output_notes: Sequence[str] = ()  # models asked for JSON in text (no JSON schema)
+
+
+# The summary line of a run whose server took no JSON schema (answers asked for in text).
+STRUCTURED_OUTPUT = "Structured Output"
 
 
 def _percent(share: float) -> int:
@@ -280,6 +285,8 @@ def summary_lines(tally: RowTally, facts: RunFacts) -> list[SummaryLine]:
         ]
         if facts.retries:
             lines.append(SummaryLine("Retries", retries_text(facts.retries)))
+        if facts.output_notes:
+            lines.append(SummaryLine(STRUCTURED_OUTPUT, " / ".join(facts.output_notes)))
         lines += [
             SummaryLine("Cached Questions", str(facts.cached_questions)),
         ]

@@ -244,6 +244,9 @@ class AnthropicTransport:
         """Release the HTTP connections."""
         self._sdk.close()
 
+    def output_note(self) -> str | None:
+        return None  # always the API's own JSON schema (output_config)
+
     @property
     def base_url(self) -> str:
         return str(self._sdk.base_url)

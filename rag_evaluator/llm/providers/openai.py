@@ -164,6 +164,11 @@ class OpenAITransport:
     def close(self) -> None:
         self._sdk.close()
 
+    def output_note(self) -> str | None:
+        if self.mode == JSON_SCHEMA:
+            return None
+        return "JSON in text (the server took no JSON schema) checked against the schema"
+
     @property
     def base_url(self) -> str:
         return str(self._sdk.base_url)
