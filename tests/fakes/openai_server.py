@@ -41,6 +41,9 @@ tokens is cached on first use per model, and later requests report it in
 Billing is modelled as in the Anthropic fake: every completion answered with a message
 (content, refusal, cut off, filtered) is billed, counted by request body in ``billed``; error
 statuses, dropped connections and malformed replies are not.
+
+A script's key is looked for in the last user message's ``<question>`` text, or, for a role
+whose request carries no question, in the whole user message.
 """
 
 from __future__ import annotations
