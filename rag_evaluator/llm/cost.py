@@ -116,7 +116,7 @@ class CostEstimate:
             f"{self.output_tokens_low:,} to {self.output_tokens_high:,} output tokens"
         )
         if len(unpriced) == len(self.families):
-            return f"{PRICE_UNKNOWN} ({tokens}; --price IN/OUT sets one)"
+            return f"{PRICE_UNKNOWN} (--price IN/OUT sets one); {tokens}"
         return (
             f"{dollar_range(self.low_usd, self.high_usd)} plus {', '.join(unpriced)} at a "
             "price unknown (--price IN/OUT sets one)"

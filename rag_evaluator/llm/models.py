@@ -70,6 +70,9 @@ MODELS: tuple[ModelInfo, ...] = (
 # OpenAI models whose prices are known (per million tokens, input/output); any other model
 # an OpenAI-compatible server serves runs with an unknown price until --price sets one.
 OPENAI_MODELS: tuple[ModelInfo, ...] = (
+    ModelInfo("gpt-5", "gpt-5", 1.25, 10.0, 272_000, provider=OPENAI),
+    ModelInfo("gpt-5-mini", "gpt-5-mini", 0.25, 2.0, 272_000, provider=OPENAI),
+    ModelInfo("gpt-5-nano", "gpt-5-nano", 0.05, 0.40, 272_000, provider=OPENAI),
     ModelInfo("gpt-4.1", "gpt-4.1", 2.0, 8.0, 1_047_576, provider=OPENAI),
     ModelInfo("gpt-4.1-mini", "gpt-4.1-mini", 0.40, 1.60, 1_047_576, provider=OPENAI),
     ModelInfo("gpt-4.1-nano", "gpt-4.1-nano", 0.10, 0.40, 1_047_576, provider=OPENAI),

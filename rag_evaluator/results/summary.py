@@ -337,7 +337,9 @@ def spending_lines(
         lines.append(SummaryLine("Estimated Cost", estimate))
     if cost_usd is not None:
         cost = format_usd(cost_usd)
-        if unpriced:
+        if unpriced and not cost_usd:
+            cost = f"price unknown ({' / '.join(unpriced)})"
+        elif unpriced:
             cost = f"{cost} plus the calls to {' / '.join(unpriced)} (price unknown)"
         lines.append(SummaryLine("Cost", cost))
     return lines

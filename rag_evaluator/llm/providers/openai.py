@@ -130,12 +130,6 @@ def read_completion(completion: Any) -> Reply:
     return Reply(reason, text if isinstance(text, str) else "", counted)
 
 
-def _rejects_json_schema(error: ApiError) -> bool:
-    """A 400 that says the server cannot do ``response_format`` json_schema."""
-    text = error.message.lower()
-    return error.status == 400 and ("response_format" in text or "json_schema" in text)
-
-
 class OpenAITransport:
     """The ``openai`` SDK's client of one server (or an Azure resource)."""
 
@@ -187,32 +181,44 @@ class OpenAITransport:
             raise ApiError(MALFORMED, f"body unreadable: {type(error).__name__}") from error
 
     def send(self, request: ModelRequest, model_id: str, *, cache_system: bool) -> Reply:
-        mode = self.mode
-        try:
-            completion = self._complete(request, model_id, mode)
-        except ApiError as error:
-            if mode != JSON_SCHEMA or not _rejects_json_schema(error):
-                raise
-            self._fall_back()
-            completion = self._complete(request, model_id, JSON_IN_TEXT)
-        return read_completion(completion)
+        # At most one change of each kind: the schema into the prompt, the token limit's name.
+        for _ in range(3):
+            mode, tokens_field = self.mode, self._tokens_field
+            try:
+                return read_completion(self._complete(request, model_id, mode, tokens_field))
+            except ApiError as error:
+                if not self._adapted_to(error, mode, tokens_field):
+                    raise
+        raise ApiError(STATUS, "the server refused every form of the request", status=400)
 
-    def _complete(self, request: ModelRequest, model_id: str, mode: str) -> Any:
-        body = completion_body(
-            request, model_id, mode=mode, completion_tokens_field=self._tokens_field
-        )
+    def _complete(self, request: ModelRequest, model_id: str, mode: str, tokens_field: str) -> Any:
+        body = completion_body(request, model_id, mode=mode, completion_tokens_field=tokens_field)
         return self._calling(lambda: self._sdk.chat.completions.create(**body))
 
-    def _fall_back(self) -> None:
+    def _adapted_to(self, error: ApiError, mode: str, tokens_field: str) -> bool:
+        """Whether the refusal ``error`` names something the request can do otherwise (the
+        JSON schema, the token limit's name), now changed for the rest of the run."""
+        if error.status != 400:
+            return False
+        text = error.message.lower()
         with self._mode_lock:
-            if self.mode == JSON_SCHEMA:
-                logger.warning(
-                    "%s at %s does not take a JSON schema (response_format); the answers are "
-                    "asked for as JSON in text and checked against the schema",
-                    self.terms.subject,
-                    self.base_url,
-                )
+            if mode == JSON_SCHEMA and ("response_format" in text or "json_schema" in text):
+                if self.mode == JSON_SCHEMA:
+                    logger.warning(
+                        "%s at %s does not take a JSON schema (response_format); the answers "
+                        "are asked for as JSON in text and checked against the schema",
+                        self.terms.subject,
+                        self.base_url,
+                    )
                 self.mode = JSON_IN_TEXT
+                return True
+            if tokens_field == "max_tokens" and "max_completion_tokens" in text:
+                self._tokens_field = "max_completion_tokens"
+                return True
+            if tokens_field == "max_completion_tokens" and "max_completion_tokens" in text:
+                self._tokens_field = "max_tokens"
+                return True
+        return False
 
     def check_model(self, model_id: str) -> ModelFacts:
         """``GET /models/{id}`` (free); a model the server does not serve is named with the
