@@ -246,3 +246,15 @@ def test_an_azure_deployment_judges(
     assert summary["Model"] == "azure/gpt-4.1-mini"
     assert summary["Precision"] == "5/5 (100%)"
     assert {request.extra["api"] for request in fake_openai.requests} == {"azure"}
+
+
+def test_the_library_judges_on_a_local_model(fake_openai: FakeOpenAIServer) -> None:
+    from rag_evaluator.errors import UsageError
+    from rag_evaluator.metrics import is_matching, judge_client
+
+    with judge_client(LOCAL, price=(0.0, 0.0), max_cost=1.0) as client:
+        assert is_matching("Who approves travel?", "The manager.", "The manager.", client=client)
+    assert fake_openai.requests[-1].extra["schema_from"] == "response_format"
+    with pytest.raises(UsageError, match="max_cost needs the price"):
+        with judge_client(LOCAL, max_cost=1.0):
+            pass
