@@ -255,6 +255,8 @@ def test_the_library_judges_on_a_local_model(fake_openai: FakeOpenAIServer) -> N
     with judge_client(LOCAL, price=(0.0, 0.0), max_cost=1.0) as client:
         assert is_matching("Who approves travel?", "The manager.", "The manager.", client=client)
     assert fake_openai.requests[-1].extra["schema_from"] == "response_format"
-    with pytest.raises(UsageError, match="max_cost needs the price"):
-        with judge_client(LOCAL, max_cost=1.0):
-            pass
+    with (
+        pytest.raises(UsageError, match="max_cost needs the price"),
+        judge_client(LOCAL, max_cost=1),
+    ):
+        pass
