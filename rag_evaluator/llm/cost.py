@@ -272,11 +272,13 @@ def call_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> fl
     """Dollars for the usage the API reported, cache writes and reads included."""
     # An unknown price counts as nothing here: what it stands for is shown as "price unknown".
     input_price = model.input_price_per_mtok or 0.0
+    # Cache discounts differ off Claude: cached prompt tokens there are priced in full, a bound.
+    read_multiplier = CACHE_READ_MULTIPLIER if model.caches_prompts else 1.0
     cost = (
         usage.input_tokens * input_price
         + usage.output_tokens * (model.output_price_per_mtok or 0.0)
         + usage.cache_creation_input_tokens * input_price * CACHE_WRITE_MULTIPLIER
-        + usage.cache_read_input_tokens * input_price * CACHE_READ_MULTIPLIER
+        + usage.cache_read_input_tokens * input_price * read_multiplier
     ) / _PER_MILLION
     return cost * BATCH_DISCOUNT if batch else cost
 

@@ -260,3 +260,22 @@ def test_the_library_judges_on_a_local_model(fake_openai: FakeOpenAIServer) -> N
         judge_client(LOCAL, max_cost=1),
     ):
         pass
+
+
+def test_generate_writes_a_golden_set_with_a_local_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_openai: FakeOpenAIServer
+) -> None:
+    from generate_support import DOCS, assert_spans_slice_back, generate_arguments, read_golden_set
+
+    space = prepare_workspace(tmp_path, monkeypatch)
+
+    result = run_cli([*generate_arguments(DOCS), "--model", LOCAL, "--yes"])
+
+    assert result.exit_code == 0, result.output
+    golden = read_golden_set(space.directory)
+    assert len(golden.questions) == 12
+    for truth in golden.ground_truth:
+        assert_spans_slice_back(DOCS, truth)
+    assert "Model" in result.stdout and LOCAL in result.stdout
+    assert "price unknown" in result.stdout
+    assert {request.extra["api"] for request in fake_openai.requests} == {"openai"}
