@@ -21,7 +21,9 @@ from 2,000 chunks. Then:
 
 Targets (issue 13): under 5 MB, first screen under 2 s. Prints figures; asserts nothing.
 
-    .venv/bin/python benchmarks/report_bench.py [--questions 5000] [--repeats 5]
+    .venv/bin/python benchmarks/report_bench.py [--questions 5000] [--repeats 5] [--quick]
+
+``--quick``: 1,000 questions, 2 repeats (a check that it runs; the figures are noisier).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from rag_evaluator.families.base import QuestionRecord
 from rag_evaluator.families.judge.family import JudgeFamily
 from rag_evaluator.families.judge.results import JudgeResult, Scores, Vote
 from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
+from rag_evaluator.offline.registry import RATE_COLUMNS
 from rag_evaluator.report.run import ReportRequest, build_report
 from rag_evaluator.results.rows import ResultRow
 from rag_evaluator.results.summary import RunFacts, build_summary
@@ -200,8 +203,16 @@ def make_run(folder: Path, questions: int, profile: str, seed: int = 0) -> tuple
             usage=TokenUsage(1500, 120),
             cost_usd=0.0006,
         )
+        # A 0/1 metric holds 0 or 1: the results file declares its kind and the report
+        # refuses a rate column holding a score.
         metrics = {
-            name: (None if rng.random() < 0.03 else round(rng.random(), 4))
+            name: (
+                None
+                if rng.random() < 0.03
+                else float(rng.random() < 0.5)
+                if name in RATE_COLUMNS
+                else round(rng.random(), 4)
+            )
             for name in OFFLINE_COLUMNS
         }
         rows.append(ResultRow(item, QuestionRecord(number, {"judge": result}), metrics))
@@ -333,7 +344,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--quick", action="store_true", help="1,000 questions and 2 repeats (overrides both)"
+    )
     arguments = parser.parse_args()
+    if arguments.quick:
+        arguments.questions, arguments.repeats = 1000, 2
     print(f"report_bench: {arguments.questions} questions; {machine()}")
     with tempfile.TemporaryDirectory() as folder:
         for profile in PROFILES:

@@ -1,10 +1,12 @@
 """Shared fixtures, and the rule for tests that need an optional extra.
 
-A test that needs an optional extra (``overlap``, ``semantic``, ``pdf``, ``openai``) is marked
-``@pytest.mark.needs_extra("semantic")`` (or ``pytestmark`` for a whole file). Without the
-extra it is skipped, and the reason is the command that installs it. ``scripts/test``, which
-installs every extra, sets ``RAG_EVAL_TEST_NO_SKIPS=1``: then any skipped test is reported
-as a failure, so CI cannot go green on tests that never ran.
+A test that needs an optional extra of pyproject.toml (``overlap``, ``semantic``: torch,
+sentence-transformers, BERTScore; ``pdf``; ``openai``) or the ``chromium`` browser (a system
+package the report's browser tests drive) is marked ``@pytest.mark.needs_extra("semantic")`` (or
+``pytestmark`` for a whole file). Without it the test is skipped, and the reason is the
+command that installs it. ``scripts/test``, which installs every extra and Chromium, sets
+``RAG_EVAL_TEST_NO_SKIPS=1``: then any skipped test is reported as a failure, so CI cannot
+go green on tests that never ran.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import shutil
 from collections.abc import Iterator
 
 import pytest
@@ -34,29 +37,46 @@ EXTRA_INSTALL = {
     ),
     "pdf": "pip install -e '.[pdf]'",
     "openai": "pip install -e '.[openai]'",
+    "chromium": (
+        "apt-get install chromium (./scripts/test does it when run as root), or set "
+        "RAG_EVAL_CHROMIUM to a Chrome or Chromium executable"
+    ),
 }
+# The browser the report's tests run, when it is not `chromium` on the PATH (tests/browser.py).
+CHROMIUM_VARIABLE = "RAG_EVAL_CHROMIUM"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "needs_extra(name): the test needs the optional extra 'overlap', 'semantic', 'pdf' or "
-        "'openai'; "
-        "skipped with the install command when it is missing",
+        "'openai', or the 'chromium' browser; skipped with the install command when it is missing",
     )
 
 
 def missing_extra_reason(extra: str) -> str | None:
     """Why a test needing ``extra`` cannot run here, or ``None`` when the extra is installed."""
-    if extra not in EXTRA_MODULES:
-        raise ValueError(f"unknown extra {extra!r}; known: {', '.join(EXTRA_MODULES)}")
-    missing = [name for name in EXTRA_MODULES[extra] if importlib.util.find_spec(name) is None]
+    if extra == "chromium":
+        missing = [] if chromium_found() else ["chromium"]
+    elif extra in EXTRA_MODULES:
+        missing = [name for name in EXTRA_MODULES[extra] if importlib.util.find_spec(name) is None]
+    else:
+        known = ", ".join([*EXTRA_MODULES, "chromium"])
+        raise ValueError(f"unknown extra {extra!r}; known: {known}")
     if not missing:
         return None
     return (
         f"needs the '{extra}' extra (missing: {', '.join(missing)}); install it with: "
         f"{EXTRA_INSTALL[extra]}"
     )
+
+
+def chromium_found() -> bool:
+    """Whether ``$RAG_EVAL_CHROMIUM`` (when set) or ``chromium`` on the PATH can be run."""
+    configured = os.environ.get(CHROMIUM_VARIABLE)
+    if configured:
+        return shutil.which(configured) is not None
+    return bool(shutil.which("chromium") or shutil.which("chromium-browser"))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

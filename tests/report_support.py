@@ -19,12 +19,14 @@ from datetime import datetime
 from html.parser import HTMLParser
 from pathlib import Path
 
+from results_support import build_summary
+
 from rag_evaluator.families.base import QuestionRecord
 from rag_evaluator.families.judge.family import JudgeFamily
 from rag_evaluator.families.judge.results import JudgeResult, Scores, Vote
 from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
 from rag_evaluator.results.rows import ResultRow
-from rag_evaluator.results.summary import RunFacts, build_summary
+from rag_evaluator.results.summary import RunFacts
 from rag_evaluator.results.writer import write_results
 
 HOSTILE = (

@@ -221,6 +221,8 @@ def raw_output(text: str) -> None:
 # --- rag-eval review ------------------------------------------------------------------------
 
 HIGHLIGHT_STYLE = "bold black on yellow"
+# Under NO_COLOR rich drops the colours; reverse video is no colour and still marks the text.
+NO_COLOR_HIGHLIGHT_STYLE = "bold reverse"
 
 
 def review_card(card: ReviewCard, *, edited: bool = False) -> None:
@@ -265,6 +267,7 @@ def _highlighted(text: str, highlights: Sequence[tuple[int, int]]) -> Text:
     character cannot shift a highlight."""
     from rich.text import Text
 
+    style = NO_COLOR_HIGHLIGHT_STYLE if stderr_console.no_color else HIGHLIGHT_STYLE
     body = Text()
     position = 0
     for start, end in sorted(highlights):
@@ -272,7 +275,7 @@ def _highlighted(text: str, highlights: Sequence[tuple[int, int]]) -> Text:
         if end <= start:
             continue
         body.append(_plain(text[position:start]))
-        body.append(_plain(text[start:end]), style=HIGHLIGHT_STYLE)
+        body.append(_plain(text[start:end]), style=style)
         position = end
     body.append(_plain(text[position:]))
     return body

@@ -248,6 +248,8 @@ def _metric_union(baseline: RunScores, run: RunScores) -> list[str]:
 def _compare_metric(
     name: str, baseline: RunScores, run: RunScores, pairs: Sequence[tuple[int, int]]
 ) -> MetricComparison | SkippedMetric:
+    """Which pairs a metric is compared on (those scored in both runs) and which test
+    compares them: McNemar's for a 0/1 metric in both runs, else the paired bootstrap."""
     before_scores: Mapping[int, float] = baseline.metrics[name].values
     after_scores: Mapping[int, float] = run.metrics[name].values
     paired = [(b, r) for b, r in pairs if b in before_scores and r in after_scores]
@@ -261,8 +263,20 @@ def _compare_metric(
     )
     if binary:
         return _binary_comparison(name, baseline, run, paired, left_out)
-    before = [before_scores[b] for b, _ in paired]
-    after = [after_scores[r] for _, r in paired]
+    return _continuous_comparison(name, baseline, run, paired, left_out)
+
+
+def _continuous_comparison(
+    name: str,
+    baseline: RunScores,
+    run: RunScores,
+    paired: Sequence[tuple[int, int]],
+    left_out: tuple[int, ...],
+) -> MetricComparison:
+    """Means, the paired bootstrap's interval and p-value of a score over the pairs scored
+    in both runs."""
+    before = [baseline.metrics[name].values[b] for b, _ in paired]
+    after = [run.metrics[name].values[r] for _, r in paired]
     baseline_mean = sum(before) / len(before)
     run_mean = sum(after) / len(after)
     bootstrap = paired_bootstrap(before, after)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rag_evaluator.convert.matching import (
@@ -37,9 +37,11 @@ from rag_evaluator.inputs.load import load_questions
 from rag_evaluator.inputs.rag_json import (
     JSON_LINES_SUFFIXES,
     JSON_SUFFIXES,
+    RagJsonBatch,
     SkippedFile,
     read_rag_json_dir,
 )
+from rag_evaluator.inputs.records import KeyedRows, QuestionRow
 from rag_evaluator.inputs.shapes import REFERENCE_FIELDS
 from rag_evaluator.inputs.tables import write_csv_atomic
 
@@ -81,7 +83,6 @@ class ConvertReport:
     ground_truth_path: Path | None = None
     ground_truth_rows: int = 0
     questions_without_reference: list[int] = field(default_factory=list)
-    reference_conflicts: list[str] = field(default_factory=list)
     # Lost claims whose answer had text, other than the kept one's: answers left out.
     lost_answers: int = 0
 
@@ -295,71 +296,15 @@ def convert(
     if math.isnan(threshold) or not 0 <= threshold <= 100:
         raise UsageError(f"--threshold must be between 0 and 100, not {threshold:g}")
     json_dir, questions_path, output_path = Path(json_dir), Path(questions_path), Path(output_path)
-    if output_path.resolve() == questions_path.resolve():
-        raise UsageError(
-            f"--output {output_path} is the questions file; writing there would destroy it. "
-            "Pass another --output"
-        )
-    if (
-        output_path.resolve().parent == json_dir.resolve()
-        and output_path.suffix.lower() in JSON_SUFFIXES + JSON_LINES_SUFFIXES
-    ):
-        raise UsageError(
-            f"--output {output_path} is a RAG output file in {json_dir}; writing there would "
-            "destroy it. Pass another --output, such as rag_answers.csv"
-        )
+    _check_output(output_path, json_dir, questions_path)
     if ground_truth_path is not None:
         ground_truth_path = Path(ground_truth_path)
         _check_ground_truth_out(ground_truth_path, json_dir, questions_path, output_path)
         check_new_file(ground_truth_path, "--ground-truth-out", force=force)
     questions = load_questions(questions_path)
-    question_texts = {number: row.question for number, row in questions.rows.items()}
-    if not any(text.strip() for text in question_texts.values()):
-        raise InputError(
-            f"{questions.source_name} has no question text to match answers against. "
-            "Fill in its Question column",
-            questions_path,
-        )
-    _warn_capped(
-        [
-            f"{questions.source_name} has the same question text under numbers "
-            f"{', '.join(map(str, numbers))}; the answers to it are given to them in the order "
-            "the outputs list them. Make the texts differ if that is not the order of the "
-            "questions"
-            for numbers in repeated_questions(question_texts)
-        ],
-        f"repeated questions in {questions.source_name}",
-    )
-
-    batch = read_rag_json_dir(json_dir)
-    for skipped in batch.skipped:
-        logger.error("%s (file skipped)", skipped.reason)
-    for file in batch.files:
-        logger.info("%s: %d entries (%s)", file.name, len(file.entries), file.shape)
-        _warn_capped(file.problems, f"problems in {file.name}")
-
-    entries = batch.entries
-    assignment = assign_entries(entries, question_texts, threshold)
-    _refuse_outputs_of_two_systems(json_dir, assignment.lost_claims)
-    _warn_capped(
-        [item.message(threshold, questions.source_name) for item in assignment.unmatched],
-        "unmatched entries",
-    )
-    _warn_capped(
-        [item.message() for item in assignment.lost_claims], "entries lost to a better match"
-    )
-
-    for match in assignment.matched:
-        logger.debug(
-            "question %d <- %s: %s", match.question_number, match.describe(), match.confidence
-        )
-
-    if not assignment.matched:
-        raise NothingConvertedError(
-            _nothing_converted_message(
-                json_dir, questions.source_name, len(entries), len(batch.skipped), threshold
-            )
-        )
+    question_texts = _question_texts(questions, questions_path)
+    batch = _read_outputs(json_dir)
+    assignment = _match(json_dir, batch, question_texts, threshold, questions.source_name)
     carried = carried_ground_truth(assignment) if ground_truth_path is not None else None
     if carried is not None and len(carried.rows) == 1:
         raise NothingConvertedError(
@@ -377,25 +322,14 @@ def convert(
     if carried is not None and ground_truth_path is not None:
         _warn_capped(carried.conflicts, "questions whose references differ")
         write_table(ground_truth_path, carried.rows, "--ground-truth-out", force=force)
-
-    answered = {match.question_number for match in assignment.matched}
-    report = ConvertReport(
-        lost_answers=len(lost_answers(assignment.lost_claims)),
-        output_path=output_path,
-        threshold=threshold,
-        matched=assignment.matched,
-        unmatched=assignment.unmatched,
-        lost_claims=assignment.lost_claims,
-        files_read=[file.name for file in batch.files],
-        skipped_files=batch.skipped,
-        skipped_entries=sum(file.skipped_entries for file in batch.files),
-        entries_found=len(entries),
-        questions_without_answer=sorted(set(question_texts) - answered),
-        ground_truth_path=ground_truth_path,
-        ground_truth_rows=0 if carried is None else len(carried.rows) - 1,
-        questions_without_reference=[] if carried is None else carried.questions_without_reference,
-        reference_conflicts=[] if carried is None else carried.conflicts,
-    )
+    report = _report(output_path, threshold, question_texts, batch, assignment)
+    if carried is not None:
+        report = replace(
+            report,
+            ground_truth_path=ground_truth_path,
+            ground_truth_rows=len(carried.rows) - 1,
+            questions_without_reference=carried.questions_without_reference,
+        )
     logger.info(
         "Wrote %d rows to %s (%d entries, %d unmatched, %d lost claims)",
         len(report.matched),
@@ -405,6 +339,110 @@ def convert(
         len(report.lost_claims),
     )
     return report
+
+
+def _check_output(output_path: Path, json_dir: Path, questions_path: Path) -> None:
+    """Refuse an --output that would overwrite an input: the questions or a RAG output."""
+    if output_path.resolve() == questions_path.resolve():
+        raise UsageError(
+            f"--output {output_path} is the questions file; writing there would destroy it. "
+            "Pass another --output"
+        )
+    if (
+        output_path.resolve().parent == json_dir.resolve()
+        and output_path.suffix.lower() in JSON_SUFFIXES + JSON_LINES_SUFFIXES
+    ):
+        raise UsageError(
+            f"--output {output_path} is a RAG output file in {json_dir}; writing there would "
+            "destroy it. Pass another --output, such as rag_answers.csv"
+        )
+
+
+def _question_texts(questions: KeyedRows[QuestionRow], questions_path: Path) -> dict[int, str]:
+    """The text of each question to match against; repeated texts are warned about."""
+    question_texts = {number: row.question for number, row in questions.rows.items()}
+    if not any(text.strip() for text in question_texts.values()):
+        raise InputError(
+            f"{questions.source_name} has no question text to match answers against. "
+            "Fill in its Question column",
+            questions_path,
+        )
+    _warn_capped(
+        [
+            f"{questions.source_name} has the same question text under numbers "
+            f"{', '.join(map(str, numbers))}; the answers to it are given to them in the order "
+            "the outputs list them. Make the texts differ if that is not the order of the "
+            "questions"
+            for numbers in repeated_questions(question_texts)
+        ],
+        f"repeated questions in {questions.source_name}",
+    )
+    return question_texts
+
+
+def _read_outputs(json_dir: Path) -> RagJsonBatch:
+    """Every RAG output file of ``json_dir``, its skipped files and problems logged."""
+    batch = read_rag_json_dir(json_dir)
+    for skipped in batch.skipped:
+        logger.error("%s (file skipped)", skipped.reason)
+    for file in batch.files:
+        logger.info("%s: %d entries (%s)", file.name, len(file.entries), file.shape)
+        _warn_capped(file.problems, f"problems in {file.name}")
+    return batch
+
+
+def _match(
+    json_dir: Path,
+    batch: RagJsonBatch,
+    question_texts: dict[int, str],
+    threshold: float,
+    questions_name: str,
+) -> Assignment:
+    """Which entry answers which question; refuses two systems' outputs in one folder and
+    a folder of which nothing matched."""
+    assignment = assign_entries(batch.entries, question_texts, threshold)
+    _refuse_outputs_of_two_systems(json_dir, assignment.lost_claims)
+    _warn_capped(
+        [item.message(threshold, questions_name) for item in assignment.unmatched],
+        "unmatched entries",
+    )
+    _warn_capped(
+        [item.message() for item in assignment.lost_claims], "entries lost to a better match"
+    )
+    for match in assignment.matched:
+        logger.debug(
+            "question %d <- %s: %s", match.question_number, match.describe(), match.confidence
+        )
+    if not assignment.matched:
+        raise NothingConvertedError(
+            _nothing_converted_message(
+                json_dir, questions_name, len(batch.entries), len(batch.skipped), threshold
+            )
+        )
+    return assignment
+
+
+def _report(
+    output_path: Path,
+    threshold: float,
+    question_texts: dict[int, str],
+    batch: RagJsonBatch,
+    assignment: Assignment,
+) -> ConvertReport:
+    answered = {match.question_number for match in assignment.matched}
+    return ConvertReport(
+        lost_answers=len(lost_answers(assignment.lost_claims)),
+        output_path=output_path,
+        threshold=threshold,
+        matched=assignment.matched,
+        unmatched=assignment.unmatched,
+        lost_claims=assignment.lost_claims,
+        files_read=[file.name for file in batch.files],
+        skipped_files=batch.skipped,
+        skipped_entries=sum(file.skipped_entries for file in batch.files),
+        entries_found=len(batch.entries),
+        questions_without_answer=sorted(set(question_texts) - answered),
+    )
 
 
 def _check_ground_truth_out(

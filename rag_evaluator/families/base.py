@@ -20,7 +20,7 @@ The engine sums the usage and calls of every outcome into the result, so tasks d
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -339,7 +339,3 @@ def first_stage(run: TaskRun[ResultT]) -> Stage | ResultT:
         return next(run)
     except StopIteration as finished:
         return finished.value
-
-
-def request_count(stages: Sequence[Stage]) -> int:
-    return sum(len(stage) for stage in stages)

@@ -133,31 +133,11 @@ def read_documents(folder: Path) -> DocumentSet:
             continue
         data = read_input_bytes(path)
         files.append((name, data))
-        if suffix == PDF_SUFFIX:
-            text = pdf_text(data, path)
-            if not text.strip():
-                logger.warning(
-                    "%s has no text that can be extracted (a scanned PDF?); it was passed over. "
-                    "Run it through OCR to use it",
-                    name,
-                )
-                skipped.append(name)
-                continue
+        text = _document_text(name, path, data)
+        if text is None:
+            skipped.append(name)
         else:
-            text, _encoding, warnings = decode_text(data, path)
-            for message in warnings:
-                logger.warning(message)
-            if "\x00" in text:
-                logger.warning(
-                    "%s holds NUL bytes, so it is not a text file; it was passed over", name
-                )
-                skipped.append(name)
-                continue
-            if not text.strip():
-                logger.warning("%s is empty; it was passed over", name)
-                skipped.append(name)
-                continue
-        documents.append(DocumentText(name, text))
+            documents.append(DocumentText(name, text))
     if other_types:
         logger.warning(
             "%d file(s) in %s are not .txt, .md or .pdf and were passed over: %s",
@@ -172,3 +152,27 @@ def read_documents(folder: Path) -> DocumentSet:
             folder,
         )
     return DocumentSet(folder, documents, documents_digest(files), skipped + other_types)
+
+
+def _document_text(name: str, path: Path, data: bytes) -> str | None:
+    """The text of one document, or ``None`` (with a warning) when it has none to use."""
+    if path.suffix.lower() == PDF_SUFFIX:
+        text = pdf_text(data, path)
+        if not text.strip():
+            logger.warning(
+                "%s has no text that can be extracted (a scanned PDF?); it was passed over. "
+                "Run it through OCR to use it",
+                name,
+            )
+            return None
+        return text
+    text, _encoding, warnings = decode_text(data, path)
+    for message in warnings:
+        logger.warning(message)
+    if "\x00" in text:
+        logger.warning("%s holds NUL bytes, so it is not a text file; it was passed over", name)
+        return None
+    if not text.strip():
+        logger.warning("%s is empty; it was passed over", name)
+        return None
+    return text

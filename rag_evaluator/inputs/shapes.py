@@ -419,38 +419,12 @@ def read_contexts(value: object, parallel_scores: object = None) -> ContextsRead
     if value is None:
         return ContextsRead(None, None, 0)
     items = _context_items(value)
-    own = [_item_score(item) for item in items]
-    problem = ""
-    scores_by_item: list[object] | None = None
-    if any(has for has, _ in own):
-        scores_by_item = [score for _, score in own]
-    elif parallel_scores is not None:
-        if isinstance(parallel_scores, list) and len(parallel_scores) == len(items):
-            scores_by_item = list(parallel_scores)
-        else:
-            count = (
-                f"{len(parallel_scores)} scores"
-                if isinstance(parallel_scores, list)
-                else json_type(parallel_scores)
-            )
-            problem = (
-                f"the retrieval scores are {count} for {_count(len(items), 'context')}. "
-                "Give one number per context, in the same order"
-            )
+    scores_by_item, problem = _scores_by_item(items, parallel_scores)
     texts: list[str] = []
     scores: list[float | None] = []
     dropped = 0
     for index, item in enumerate(items):
-        text: str | None
-        if isinstance(item, dict):
-            text = _context_object_text(item)
-            node = item.get(CONTEXT_NODE_FIELD)
-            if text is None and isinstance(node, dict):
-                text = _context_object_text(node)
-        elif isinstance(item, str):
-            text = item
-        else:
-            text = _scalar_text(item)
+        text = _context_item_text(item)
         if text is None:
             dropped += 1
         elif text.strip():
@@ -458,20 +432,59 @@ def read_contexts(value: object, parallel_scores: object = None) -> ContextsRead
             scores.append(None if scores_by_item is None else score_number(scores_by_item[index]))
     if dropped and dropped == len(items):
         return ContextsRead(None, None, dropped, problem)
-    kept_scores: list[float] | None = None
-    if scores_by_item is not None and texts:
-        if all(score is not None for score in scores):
-            kept_scores = [score for score in scores if score is not None]
-        else:
-            missing = sum(1 for score in scores if score is None)
-            problem = (
-                f"{_count(missing, 'context')} of {len(scores)} "
-                f"{'has' if missing == 1 else 'have'} no number as its retrieval score. "
-                "Give every context a numeric score, or none"
-            )
-    elif scores_by_item is not None:
-        kept_scores = []
+    if scores_by_item is None:
+        return ContextsRead(texts, None, dropped, problem)
+    kept_scores, problem = _kept_scores(scores)
     return ContextsRead(texts, kept_scores, dropped, problem)
+
+
+def _scores_by_item(
+    items: list[object], parallel_scores: object
+) -> tuple[list[object] | None, str]:
+    """The score value of each item (``None`` when the field gives no scores) and the
+    problem with ``parallel_scores`` when they cannot go with the items."""
+    own = [_item_score(item) for item in items]
+    if any(has for has, _ in own):
+        return [score for _, score in own], ""
+    if parallel_scores is None:
+        return None, ""
+    if isinstance(parallel_scores, list) and len(parallel_scores) == len(items):
+        return list(parallel_scores), ""
+    count = (
+        f"{len(parallel_scores)} scores"
+        if isinstance(parallel_scores, list)
+        else json_type(parallel_scores)
+    )
+    return None, (
+        f"the retrieval scores are {count} for {_count(len(items), 'context')}. "
+        "Give one number per context, in the same order"
+    )
+
+
+def _context_item_text(item: object) -> str | None:
+    """The text of one context item: a string, a context object's text field (or its
+    node's), a scalar spelled out; ``None`` when it holds none."""
+    if isinstance(item, dict):
+        text = _context_object_text(item)
+        node = item.get(CONTEXT_NODE_FIELD)
+        if text is None and isinstance(node, dict):
+            text = _context_object_text(node)
+        return text
+    if isinstance(item, str):
+        return item
+    return _scalar_text(item)
+
+
+def _kept_scores(scores: list[float | None]) -> tuple[list[float] | None, str]:
+    """The kept contexts' scores when every one is a number; else none, and why."""
+    if all(score is not None for score in scores):
+        return [score for score in scores if score is not None], ""
+    missing = sum(1 for score in scores if score is None)
+    return None, (
+        f"{_count(missing, 'context')} of {len(scores)} "
+        f"{'has' if missing == 1 else 'have'} no number as its retrieval score. "
+        "Give every context a numeric score, or none"
+    )
 
 
 def reference_text(value: object) -> str | None:

@@ -213,6 +213,25 @@ def read_csv_rows(path: Path, *, expected: str, json_fix: str) -> RawCsv:
     sniffing; its headers (stripped) and non-blank rows. ``expected`` names the columns in
     the message about an empty file, ``json_fix`` is the advice when the file is JSON."""
     path = Path(path)
+    text, encoding, warnings = _csv_text(path, expected=expected, json_fix=json_fix)
+    lines, lines_before, delimiter = _csv_lines(text)
+    if delimiter != ",":
+        logger.info("%s: using delimiter %r", path.name, delimiter)
+    numbered_rows = _numbered_rows(path, lines, lines_before, delimiter)
+    non_blank = [(line, row) for line, row in numbered_rows if any(cell.strip() for cell in row)]
+    if not non_blank:
+        raise InputError(
+            f"{path.name} is empty. Add a header row with columns: {expected}, "
+            "then one row per question",
+            path,
+        )
+    headers = [cell.strip() for cell in non_blank[0][1]]
+    return RawCsv(path, headers, non_blank[1:], encoding, delimiter, warnings)
+
+
+def _csv_text(path: Path, *, expected: str, json_fix: str) -> tuple[str, str, list[str]]:
+    """The decoded text of a file that must be CSV: text, encoding and decoding warnings
+    (logged). A folder, a missing file, a spreadsheet workbook or JSON is refused."""
     kind = not_a_file(path)
     if kind is not None:
         raise InputError(f"{path} is {kind}, not a CSV file. Pass a file path", path)
@@ -225,16 +244,19 @@ def read_csv_rows(path: Path, *, expected: str, json_fix: str) -> RawCsv:
             "as CSV (in Excel: File > Save As > CSV UTF-8) and pass that file",
             path,
         )
+    # Only the text is kept: returning drops the bytes, so a large file is held once.
     text, encoding, warnings = decode_bytes(data, path)
-    del data  # the text is all that is needed from here on; a large file is held once
     if _is_json(path, text):
         raise InputError(f"{path.name} is JSON, not CSV. {json_fix}", path)
     for warning in warnings:
         logger.warning(warning)
-    empty_message = (
-        f"{path.name} is empty. Add a header row with columns: {expected}, "
-        "then one row per question"
-    )
+    return text, encoding, warnings
+
+
+def _csv_lines(text: str) -> tuple[Iterator[str], int, str]:
+    """The lines the csv reader reads, how many lines of the file come before them, and the
+    delimiter: the one Excel's ``sep=`` line names (the reader starts after that line), else
+    the one sniffed from the first non-blank line."""
     # The header line is read from the stream of lines the csv reader then reads: no
     # copy of the whole text split into lines just to find it.
     lines = physical_lines(text)
@@ -246,15 +268,15 @@ def read_csv_rows(path: Path, *, expected: str, json_fix: str) -> RawCsv:
             break
     excel_hint = _EXCEL_SEPARATOR_LINE.fullmatch(first_line.strip(" \r\n"))
     if excel_hint:
-        # Excel's "sep=;" line names the delimiter: the csv reader starts after it, and
-        # line numbers count the lines it skipped so they stay those of the file.
-        delimiter = excel_hint.group(1)
-    else:
-        delimiter = sniff_delimiter(first_line)
-        lines = physical_lines(text)
-        lines_before = 0
-    if delimiter != ",":
-        logger.info("%s: using delimiter %r", path.name, delimiter)
+        # Line numbers count the lines skipped so they stay those of the file.
+        return lines, lines_before, excel_hint.group(1)
+    return physical_lines(text), 0, sniff_delimiter(first_line)
+
+
+def _numbered_rows(
+    path: Path, lines: Iterator[str], lines_before: int, delimiter: str
+) -> list[tuple[int, list[str]]]:
+    """Every row of ``lines`` with the line of the file it starts on."""
     csv.field_size_limit(_FIELD_SIZE_LIMIT)
     reader = csv.reader(lines, delimiter=delimiter)
     numbered_rows: list[tuple[int, list[str]]] = []
@@ -271,11 +293,7 @@ def read_csv_rows(path: Path, *, expected: str, json_fix: str) -> RawCsv:
             f"{exc}). Check its quoting and save it again as CSV",
             path,
         ) from exc
-    non_blank = [(line, row) for line, row in numbered_rows if any(cell.strip() for cell in row)]
-    if not non_blank:
-        raise InputError(empty_message, path)
-    headers = [cell.strip() for cell in non_blank[0][1]]
-    return RawCsv(path, headers, non_blank[1:], encoding, delimiter, warnings)
+    return numbered_rows
 
 
 def render_csv(rows: Iterable[Sequence[object]]) -> str:

@@ -72,14 +72,3 @@ def rouge_l_recall(golden: str, retrieved: str) -> float:
 def recall_matrix(retrieved: Sequence[str], golden: Sequence[str]) -> list[list[float]]:
     """``matrix[i][j]``: ROUGE-L recall of encoded golden chunk j against retrieved chunk i."""
     return [[rouge_l_recall(chunk, candidate) for chunk in golden] for candidate in retrieved]
-
-
-def chunk_recall_matrix(
-    retrieved_chunks: Sequence[str], golden_chunks: Sequence[str], tokens: ChunkTokens | None = None
-) -> list[list[float]]:
-    """ROUGE-L recall of each golden chunk (text) against each retrieved chunk (text)."""
-    coder = tokens or ChunkTokens()
-    return recall_matrix(
-        [coder.encode(chunk) for chunk in retrieved_chunks],
-        [coder.encode(chunk) for chunk in golden_chunks],
-    )

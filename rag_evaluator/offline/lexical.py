@@ -61,9 +61,6 @@ yourselves
 """
 STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
 
-# Seed 001's uncertainty phrases; dont_know also finds the abstentions and refusals of
-# ``text/non_answers`` (the one list every "does it give up?" check reads).
-UNCERTAINTY_PHRASES = non_answers.SEED_UNCERTAINTY_PHRASES
 # Seed 001: a very short answer (under 10 characters) holding one of these is a non-answer.
 SHORT_NON_ANSWER_WORDS = ("unknown", "n/a", "none", "null")
 SHORT_ANSWER_LENGTH = 10

@@ -1,184 +1,213 @@
-"""The report's charts as inline SVG: stacked bars, mean bars, histograms, the consensus
-chart and the comparison's interval plot. No charting library, no script: each chart is
-one ``<svg>`` string whose every text is escaped; colours come from the page's CSS classes.
+"""The report's charts as geometry: stacked bars, mean bars, histograms, the consensus chart
+and the comparison's interval plot. No charting library, no script: the template
+``templates/charts.html`` draws each as one inline ``<svg>`` from these numbers (its texts
+escaped by the template); colours come from the page's CSS classes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
+from dataclasses import dataclass
 
 from rag_evaluator.report.distributions import ConsensusSummary, Histogram
-from rag_evaluator.report.model import Segment
+from rag_evaluator.report.model import FAIL, NONE, PASS, Segment
 
 
-def _number(value: float) -> str:
+def svg_number(value: float) -> str:
     """A coordinate, short: ``12.5``, ``0``."""
     text = f"{value:.2f}".rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
 
 
-def _share(count: int, total: int) -> str:
+def share(count: int, total: int) -> str:
+    """``count`` as a whole percentage of ``total`` (``0%`` of nothing)."""
     return f"{count / total:.0%}" if total else "0%"
 
 
-def stacked_bar(segments: Sequence[Segment], label: str) -> str:
-    """A 100%-wide bar split by ``segments`` (each with a hover title)."""
+@dataclass(frozen=True)
+class BarPart:
+    """One coloured part of a bar: where it starts and how wide it is, with its hover text."""
+
+    tone: str
+    x: float
+    width: float
+    title: str
+
+
+def stacked_parts(segments: Sequence[Segment]) -> tuple[BarPart, ...]:
+    """The parts of a 100-wide bar split by ``segments``; none when every count is 0."""
     total = sum(segment.count for segment in segments)
-    parts = [
-        f'<svg class="sb" viewBox="0 0 100 6" preserveAspectRatio="none" role="img" '
-        f'aria-label="{escape(label)}">'
-    ]
-    if total == 0:
-        parts.append('<rect class="track" width="100" height="6"/>')
+    parts = []
     offset = 0.0
     for segment in segments:
         if segment.count == 0:
             continue
         width = 100.0 * segment.count / total
-        title = f"{segment.label}: {segment.count} ({_share(segment.count, total)})"
-        parts.append(
-            f'<rect class="{escape(segment.tone)}" x="{_number(offset)}" '
-            f'width="{_number(width)}" height="6"><title>{escape(title)}</title></rect>'
-        )
+        title = f"{segment.label}: {segment.count} ({share(segment.count, total)})"
+        parts.append(BarPart(segment.tone, offset, width, title))
         offset += width
-    parts.append("</svg>")
-    return "".join(parts)
+    return tuple(parts)
 
 
-def mean_bar(value: float | None, bounds: tuple[float, float] | None) -> str:
-    """A 0–1 track with the mean marked and its interval shaded."""
-    parts = [
-        '<svg class="mb" viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true">',
-        '<rect class="track" y="3" width="100" height="4" rx="2"/>',
-    ]
+@dataclass(frozen=True)
+class MeanBar:
+    """A 0–100 track: the interval's band (start, width) and the mean's marker (its x)."""
+
+    band: tuple[float, float] | None
+    marker: float | None
+
+
+def mean_bar(value: float | None, bounds: tuple[float, float] | None) -> MeanBar:
+    """A 0–1 value and its interval on a 0–100 track (values outside 0–1 are not marked)."""
+    band = None
     if bounds is not None:
         low = min(max(bounds[0], 0.0), 1.0) * 100
         high = min(max(bounds[1], 0.0), 1.0) * 100
-        parts.append(
-            f'<rect class="band" x="{_number(low)}" y="2" width="{_number(max(high - low, 0.5))}" '
-            'height="6" rx="2"/>'
-        )
-    if value is not None and 0.0 <= value <= 1.0:
-        parts.append(
-            f'<rect class="mk" x="{_number(value * 100 - 0.75)}" width="1.5" height="10"/>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+        band = (low, max(high - low, 0.5))
+    marker = value * 100 - 0.75 if value is not None and 0.0 <= value <= 1.0 else None
+    return MeanBar(band, marker)
 
 
-def histogram_svg(chart: Histogram, run_index: int) -> str:
+@dataclass(frozen=True)
+class HistogramBar:
+    """A bar as drawn (a gap of 1 either side) with its count's label above it, and the
+    range of values it counts."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+    label_x: float
+    label_y: float
+    low: float
+    high: float
+    last: bool
+    count: int
+    title: str
+
+
+@dataclass(frozen=True)
+class HistogramChart:
+    """A histogram laid out in a ``width`` × ``height`` box: bars above an axis at
+    ``axis_y``, the range's ends labelled, the mean's dashed line at ``mean_x``."""
+
+    width: float
+    height: float
+    axis_y: float
+    bars: tuple[HistogramBar, ...]
+    low: float
+    high: float
+    mean_x: float | None
+
+
+_HISTOGRAM_WIDTH, _HISTOGRAM_HEIGHT, _HISTOGRAM_BOTTOM, _HISTOGRAM_TOP = 240.0, 80.0, 14.0, 12.0
+
+
+def histogram_chart(chart: Histogram) -> HistogramChart:
     """Bars of a metric's distribution; each bar carries its range for the table filter."""
-    width, height, bottom = 240.0, 80.0, 14.0
-    plot = height - bottom - 12.0
+    width, height = _HISTOGRAM_WIDTH, _HISTOGRAM_HEIGHT
+    plot = height - _HISTOGRAM_BOTTOM - _HISTOGRAM_TOP
     tallest = max((bin_.count for bin_ in chart.bins), default=0) or 1
     step = width / max(len(chart.bins), 1)
-    name = escape(chart.column)
-    parts = [
-        f'<svg class="hist" viewBox="0 0 {_number(width)} {_number(height)}" role="img" '
-        f'aria-label="{name}: distribution of {chart.count} values">'
-    ]
+    bars = []
     for position, bin_ in enumerate(chart.bins):
         bar_height = plot * bin_.count / tallest
-        x = position * step
         closing = "]" if bin_.last else ")"
         title = f"{chart.column} in [{bin_.low:.2f}, {bin_.high:.2f}{closing}: {bin_.count}"
-        parts.append(
-            f'<rect class="hb" x="{_number(x + 1)}" y="{_number(12 + plot - bar_height)}" '
-            f'width="{_number(step - 2)}" height="{_number(max(bar_height, 0.0))}" '
-            f'data-r="{run_index}" data-c="{chart.column_index}" data-lo="{bin_.low!r}" '
-            f'data-hi="{bin_.high!r}" data-l="{int(bin_.last)}">'
-            f"<title>{escape(title)}</title></rect>"
-        )
-        if bin_.count:
-            parts.append(
-                f'<text x="{_number(x + step / 2)}" y="{_number(10 + plot - bar_height)}" '
-                f'text-anchor="middle">{bin_.count}</text>'
+        bars.append(
+            HistogramBar(
+                x=position * step + 1,
+                y=_HISTOGRAM_TOP + plot - bar_height,
+                width=step - 2,
+                height=max(bar_height, 0.0),
+                label_x=position * step + step / 2,
+                label_y=_HISTOGRAM_TOP - 2 + plot - bar_height,
+                low=bin_.low,
+                high=bin_.high,
+                last=bin_.last,
+                count=bin_.count,
+                title=title,
             )
+        )
     low = chart.bins[0].low if chart.bins else 0.0
     high = chart.bins[-1].high if chart.bins else 1.0
-    parts.append(
-        f'<line class="axis" x1="0" x2="{_number(width)}" y1="{_number(12 + plot)}" '
-        f'y2="{_number(12 + plot)}"/>'
-        f'<text x="0" y="{_number(height - 3)}">{low:g}</text>'
-        f'<text x="{_number(width)}" y="{_number(height - 3)}" text-anchor="end">{high:g}</text>'
-    )
-    if high > low:
-        mean_x = (chart.mean - low) / (high - low) * width
-        parts.append(
-            f'<line class="mean" x1="{_number(mean_x)}" x2="{_number(mean_x)}" y1="8" '
-            f'y2="{_number(12 + plot)}"><title>mean {chart.mean:.4f}</title></line>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+    mean_x = (chart.mean - low) / (high - low) * width if high > low else None
+    return HistogramChart(width, height, _HISTOGRAM_TOP + plot, tuple(bars), low, high, mean_x)
 
 
-def consensus_svg(summary: ConsensusSummary) -> str:
+@dataclass(frozen=True)
+class ConsensusRow:
+    """One judge metric's row: its label's baseline ``y`` and its bar's coloured parts (with
+    what each counts); an empty track when no hedged question was voted on."""
+
+    metric: str
+    y: float
+    parts: tuple[BarPart, ...]
+    overturned: int
+
+
+@dataclass(frozen=True)
+class ConsensusChart:
+    width: float
+    height: float
+    label_width: float
+    bar_width: float
+    rows: tuple[ConsensusRow, ...]
+
+
+_CONSENSUS_PARTS = (("pass", "unanimous (3–0)"), ("l2", "split (2–1)"))
+
+
+def consensus_chart(summary: ConsensusSummary) -> ConsensusChart:
     """Per judge metric, how the three votes of hedged questions split, and how often the
     majority overturned the first verdict."""
-    row_height = 22.0
-    width = 300.0
-    label_width = 70.0
+    row_height, width, label_width = 22.0, 300.0, 70.0
     bar_width = width - label_width - 70.0
-    height = row_height * max(len(summary.splits), 1) + 4
-    parts = [
-        f'<svg class="cons" viewBox="0 0 {_number(width)} {_number(height)}" role="img" '
-        f'aria-label="How the consensus votes split">'
-    ]
+    rows = []
     for position, split in enumerate(summary.splits):
-        y = 4 + position * row_height
         total = split.unanimous + split.split
-        parts.append(f'<text x="0" y="{_number(y + 12)}">{escape(split.metric)}</text>')
+        parts = []
         offset = label_width
-        for count, tone, what in (
-            (split.unanimous, "pass", "unanimous (3–0)"),
-            (split.split, "l2", "split (2–1)"),
+        for count, (tone, what) in zip(
+            (split.unanimous, split.split), _CONSENSUS_PARTS, strict=True
         ):
-            if not total or not count:
-                continue
-            part = bar_width * count / total
-            parts.append(
-                f'<rect class="{tone}" x="{_number(offset)}" y="{_number(y + 2)}" '
-                f'width="{_number(part)}" height="13"><title>{escape(split.metric)}: '
-                f"{escape(what)}: {count}</title></rect>"
-            )
-            offset += part
-        if not total:
-            parts.append(
-                f'<rect class="track" x="{_number(label_width)}" y="{_number(y + 2)}" '
-                f'width="{_number(bar_width)}" height="13"/>'
-            )
-        parts.append(
-            f'<text x="{_number(label_width + bar_width + 6)}" y="{_number(y + 12)}">'
-            f"{split.overturned} overturned</text>"
+            if total and count:
+                part = bar_width * count / total
+                parts.append(BarPart(tone, offset, part, f"{split.metric}: {what}: {count}"))
+                offset += part
+        rows.append(
+            ConsensusRow(split.metric, 4 + position * row_height, tuple(parts), split.overturned)
         )
-    parts.append("</svg>")
-    return "".join(parts)
+    height = row_height * max(len(summary.splits), 1) + 4
+    return ConsensusChart(width, height, label_width, bar_width, tuple(rows))
 
 
-def interval_svg(
+@dataclass(frozen=True)
+class IntervalPlot:
+    """A forest-plot row on a 120-wide axis centred on 0: the interval's ends (if any) and
+    the difference's dot, in the tone of the verdict."""
+
+    tone: str
+    line: tuple[float, float] | None
+    dot: float
+
+
+INTERVAL_WIDTH, INTERVAL_HEIGHT = 120.0, 14.0
+
+
+def interval_plot(
     difference: float, low: float | None, high: float | None, scale: float, good: bool | None
-) -> str:
-    """A difference and its interval on a symmetric axis around 0 (a forest-plot row).
+) -> IntervalPlot:
+    """A difference and its interval on a symmetric axis around 0, ``scale`` at either end.
 
     ``good`` colours it: True better, False worse, None not significant.
     """
-    width, height = 120.0, 14.0
     scale = scale or 1.0
 
     def x(value: float) -> float:
-        return width / 2 + max(min(value / scale, 1.0), -1.0) * (width / 2 - 4)
+        half = INTERVAL_WIDTH / 2
+        return half + max(min(value / scale, 1.0), -1.0) * (half - 4)
 
-    tone = "none" if good is None else ("pass" if good else "fail")
-    parts = [
-        f'<svg class="fp" viewBox="0 0 {_number(width)} {_number(height)}" aria-hidden="true">',
-        f'<line class="axis" x1="{_number(width / 2)}" x2="{_number(width / 2)}" y1="0" '
-        f'y2="{_number(height)}"/>',
-    ]
-    if low is not None and high is not None:
-        parts.append(
-            f'<line class="w {tone}" x1="{_number(x(low))}" x2="{_number(x(high))}" y1="7" y2="7"/>'
-        )
-    parts.append(f'<circle class="{tone}" cx="{_number(x(difference))}" cy="7" r="3"/>')
-    parts.append("</svg>")
-    return "".join(parts)
+    tone = NONE if good is None else (PASS if good else FAIL)
+    line = (x(low), x(high)) if low is not None and high is not None else None
+    return IntervalPlot(tone, line, x(difference))

@@ -1,7 +1,7 @@
 """What the HTML report shows, as plain data: facts, cards, histograms, diagnostics, tables.
 
 ``build_report_model`` takes the results files as read (``RunTable``) and returns a
-``ReportModel`` that ``report/html.py`` renders; nothing here knows HTML. Columns are
+``ReportModel`` that the templates render (``html.py``); nothing here knows HTML. Columns are
 read generically, as compare reads them (``results/run_scores.py``): binary and continuous
 metric columns get cards, histograms and filters; short categorical columns (labels such
 as ``CORRECT``/``WRONG``/``DONT_KNOW``, letter grades) get distributions; every other
@@ -78,7 +78,7 @@ METRIC_ROLES = (BINARY, CONTINUOUS)
 FLAGS_COLUMN = "Flags"
 CONTEXTS_COLUMN = "Contexts"
 
-# Tones of chart segments: the CSS classes of report_html.
+# Tones of chart segments: CSS classes of the page (assets/report.css).
 PASS = "pass"
 FAIL = "fail"
 NONE = "none"
@@ -337,6 +337,12 @@ class _Layout:
     sources: tuple[str | None, ...]  # the header each shown column reads (None: computed)
     empty: tuple[str, ...]
 
+    def column_index(self) -> dict[str, int]:
+        """Each header read by a shown column, and that column's position."""
+        return {
+            source: position for position, source in enumerate(self.sources) if source is not None
+        }
+
 
 _ITEM_TEXT_COLUMNS = (QUESTION, GROUND_TRUTH, RAG_ANSWER)
 _JUDGE_TEXT_COLUMNS = (REASONING, CONSENSUS, VOTES, ERROR, NOTE)
@@ -358,64 +364,62 @@ def _label_columns(table: RunTable, scores: RunScores) -> list[str]:
     ]
 
 
+def _metric_headers(headers: Sequence[str], scores: RunScores, kind: MetricKind) -> list[str]:
+    return [h for h in headers if h in scores.metrics and scores.metrics[h].kind is kind]
+
+
+def _text_columns(
+    table: RunTable, headers: Sequence[str], handled: set[str]
+) -> tuple[list[tuple[Column, str]], list[str]]:
+    """The columns not handled yet, the judge's texts first: shown as text (folded when a
+    cell is long), or left out as empty when no cell has a value."""
+    rest = [h for h in _JUDGE_TEXT_COLUMNS if h in headers] + [
+        h for h in headers if h not in handled and h not in _JUDGE_TEXT_COLUMNS
+    ]
+    seen = set(handled)
+    shown: list[tuple[Column, str]] = []
+    empty: list[str] = []
+    for header in rest:
+        if header in seen:
+            continue
+        seen.add(header)
+        cells = _cells(table, header)
+        if not any(cell.strip() for cell in cells):
+            empty.append(header)
+            continue
+        longest = max((len(cell) for cell in cells), default=0)
+        shown.append((Column(header, LONG if longest > LONG_TEXT_CHARACTERS else TEXT), header))
+    return shown, empty
+
+
 def _layout(
     table: RunTable, scores: RunScores, labels: Sequence[str], has_flags: bool, has_contexts: bool
 ) -> _Layout:
+    """The table's columns in order: number, the item's texts, 0/1 metrics, scores, labels,
+    the other texts, then the diagnostics' flags and the contexts' count."""
     unique = list(dict.fromkeys(header for header in table.headers if header))
-
-    def cells(header: str) -> list[str]:
-        return _cells(table, header)
-
-    def has_value(header: str) -> bool:
-        return any(cell.strip() for cell in cells(header))
-
-    def text_role(header: str) -> str:
-        longest = max((len(cell) for cell in cells(header)), default=0)
-        return LONG if longest > LONG_TEXT_CHARACTERS else TEXT
-
-    columns: list[Column] = []
-    sources: list[str | None] = []
-    empty: list[str] = []
-
-    def add(name: str, role: str, source: str | None) -> None:
-        columns.append(Column(name, role))
-        sources.append(source)
-
-    add("#", NUMBER, QUESTION_NUMBER)
-    for header in _ITEM_TEXT_COLUMNS:
-        if header in unique:
-            add("Answer" if header == RAG_ANSWER else header, LONG, header)
-    binary = [
-        h for h in unique if h in scores.metrics and scores.metrics[h].kind is MetricKind.BINARY
+    shown: list[tuple[Column, str | None]] = [(Column("#", NUMBER), QUESTION_NUMBER)]
+    shown += [
+        (Column("Answer" if header == RAG_ANSWER else header, LONG), header)
+        for header in _ITEM_TEXT_COLUMNS
+        if header in unique
     ]
-    continuous = [
-        h for h in unique if h in scores.metrics and scores.metrics[h].kind is MetricKind.CONTINUOUS
-    ]
-    for header in binary:
-        add(header, BINARY, header)
-    for header in continuous:
-        add(header, CONTINUOUS, header)
-    handled = {QUESTION_NUMBER, *_ITEM_TEXT_COLUMNS, *binary, *continuous}
-    for header in labels:
-        add(header, LABELS, header)
-    handled.update(labels)
-    rest = [h for h in _JUDGE_TEXT_COLUMNS if h in unique] + [
-        h for h in unique if h not in handled and h not in _JUDGE_TEXT_COLUMNS
-    ]
-    for header in rest:
-        if header in handled:
-            continue
-        handled.add(header)
-        if not has_value(header):
-            empty.append(header)
-            continue
-        add(header, text_role(header), header)
-    empty += [h for h in scores.empty_columns if h not in empty]
+    binary = _metric_headers(unique, scores, MetricKind.BINARY)
+    continuous = _metric_headers(unique, scores, MetricKind.CONTINUOUS)
+    shown += [(Column(header, BINARY), header) for header in binary]
+    shown += [(Column(header, CONTINUOUS), header) for header in continuous]
+    shown += [(Column(header, LABELS), header) for header in labels]
+    handled = {QUESTION_NUMBER, *_ITEM_TEXT_COLUMNS, *binary, *continuous, *labels}
+    texts, empty = _text_columns(table, unique, handled)
+    shown += texts
+    empty += [header for header in scores.empty_columns if header not in empty]
     if has_flags:
-        add(FLAGS_COLUMN, FLAGS, None)
+        shown.append((Column(FLAGS_COLUMN, FLAGS), None))
     if has_contexts:
-        add(CONTEXTS_COLUMN, CONTEXTS, None)
-    return _Layout(tuple(columns), tuple(sources), tuple(empty))
+        shown.append((Column(CONTEXTS_COLUMN, CONTEXTS), None))
+    return _Layout(
+        tuple(column for column, _ in shown), tuple(source for _, source in shown), tuple(empty)
+    )
 
 
 def _facts(table: RunTable, shown_columns: set[str]) -> tuple[tuple[str, str], ...]:
@@ -461,6 +465,80 @@ def _row_unscored(cells: Mapping[str, str]) -> bool:
     return any(metric in cells and not cells[metric].strip() for metric in JUDGE_METRICS)
 
 
+def _status_filters(rows: Sequence[RowView], headers: Sequence[str]) -> list[FilterOption]:
+    """All questions; the unscored ones and the judge's consensus, where the run has them."""
+    options = [FilterOption("all", "All questions", len(rows), "Show")]
+    if ERROR in headers or any(metric in headers for metric in JUDGE_METRICS):
+        count = sum(1 for row in rows if row.unscored)
+        options.append(FilterOption("unscored", "Unscored (the judge failed)", count, "Show"))
+    if CONSENSUS in headers:
+        count = sum(1 for row in rows if row.consensus)
+        options.append(FilterOption("consensus", "Judge consensus (hedged)", count, "Show"))
+    return options
+
+
+def _value_filters(
+    view_columns: Sequence[Column], rows: Sequence[RowView], metadata: set[str]
+) -> list[FilterOption]:
+    """One option per value of each 0/1 metric (0 and 1) and label column (most common
+    first); a metadata column's under its own group."""
+    options = []
+    for index, column in enumerate(view_columns):
+        if column.role not in (BINARY, LABELS):
+            continue
+        counts = Counter(row.cells[index].strip() for row in rows if row.cells[index].strip())
+        values = ("0", "1") if column.role == BINARY else sorted(counts, key=lambda v: -counts[v])
+        group = "Metadata" if column.name in metadata else "Values"
+        for value in values:
+            options.append(
+                FilterOption(f"v:{index}:{value}", f"{column.name} = {value}", counts[value], group)
+            )
+    return options
+
+
+def _diagnostic_filters(diagnostics: Sequence[DiagnosticResult]) -> list[FilterOption]:
+    """Any diagnostic, then each diagnostic that was checked."""
+    applied = [result for result in diagnostics if result.applied]
+    if not applied:
+        return []
+    flagged = {number for result in applied for number in result.flagged}
+    options = [FilterOption("flagged", "Any diagnostic", len(flagged), "Diagnostics")]
+    for result in applied:
+        options.append(
+            FilterOption(
+                f"d:{result.rule.key}", result.rule.title, len(result.flagged), "Diagnostics"
+            )
+        )
+    return options
+
+
+def _comparison_filters(
+    comparison: RunComparison | None, column_index: Mapping[str, int]
+) -> list[FilterOption]:
+    """For each 0/1 metric compared with the baseline: the questions that got worse, and
+    those that got better."""
+    if comparison is None:
+        return []
+    options = []
+    for metric in comparison.metrics:
+        if metric.kind is not MetricKind.BINARY or metric.metric not in column_index:
+            continue
+        index = column_index[metric.metric]
+        for key, direction, flips in (
+            ("w", "worse", metric.got_worse),
+            ("b", "better", metric.got_better),
+        ):
+            options.append(
+                FilterOption(
+                    f"{key}:{index}",
+                    f"{metric.metric}: {direction} than the baseline",
+                    len(flips),
+                    "Against the baseline",
+                )
+            )
+    return options
+
+
 def _filters(
     view_columns: Sequence[Column],
     rows: Sequence[RowView],
@@ -470,55 +548,13 @@ def _filters(
     headers: Sequence[str],
     metadata: set[str] | None = None,
 ) -> tuple[FilterOption, ...]:
-    options = [FilterOption("all", "All questions", len(rows), "Show")]
-    if ERROR in headers or any(metric in headers for metric in JUDGE_METRICS):
-        count = sum(1 for row in rows if row.unscored)
-        options.append(FilterOption("unscored", "Unscored (the judge failed)", count, "Show"))
-    if CONSENSUS in headers:
-        count = sum(1 for row in rows if row.consensus)
-        options.append(FilterOption("consensus", "Judge consensus (hedged)", count, "Show"))
-    for index, column in enumerate(view_columns):
-        if column.role not in (BINARY, LABELS):
-            continue
-        counts = Counter(row.cells[index].strip() for row in rows if row.cells[index].strip())
-        values = ("0", "1") if column.role == BINARY else sorted(counts, key=lambda v: -counts[v])
-        group = "Metadata" if column.name in (metadata or set()) else "Values"
-        for value in values:
-            options.append(
-                FilterOption(f"v:{index}:{value}", f"{column.name} = {value}", counts[value], group)
-            )
-    applied = [result for result in diagnostics if result.applied]
-    if applied:
-        flagged = {number for result in applied for number in result.flagged}
-        options.append(FilterOption("flagged", "Any diagnostic", len(flagged), "Diagnostics"))
-        for result in applied:
-            options.append(
-                FilterOption(
-                    f"d:{result.rule.key}", result.rule.title, len(result.flagged), "Diagnostics"
-                )
-            )
-    if comparison is not None:
-        for metric in comparison.metrics:
-            if metric.kind is not MetricKind.BINARY or metric.metric not in column_index:
-                continue
-            index = column_index[metric.metric]
-            options.append(
-                FilterOption(
-                    f"w:{index}",
-                    f"{metric.metric}: worse than the baseline",
-                    len(metric.got_worse),
-                    "Against the baseline",
-                )
-            )
-            options.append(
-                FilterOption(
-                    f"b:{index}",
-                    f"{metric.metric}: better than the baseline",
-                    len(metric.got_better),
-                    "Against the baseline",
-                )
-            )
-    return tuple(options)
+    """The table's filter menu, in the order it shows its groups."""
+    return (
+        *_status_filters(rows, headers),
+        *_value_filters(view_columns, rows, metadata or set()),
+        *_diagnostic_filters(diagnostics),
+        *_comparison_filters(comparison, column_index),
+    )
 
 
 def _changes(
@@ -540,74 +576,114 @@ def _changes(
     return changes
 
 
+def _has_contexts(table: RunTable) -> bool:
+    return table.contexts is not None and bool(table.contexts.retrieved or table.contexts.golden)
+
+
+def _flags_by_question(diagnostics: Sequence[DiagnosticResult]) -> dict[int, list[str]]:
+    """The keys of the diagnostics that flag each question (the table's Flags cell)."""
+    flags: dict[int, list[str]] = {}
+    for result in diagnostics:
+        for number in result.flagged:
+            flags.setdefault(number, []).append(result.rule.key)
+    return flags
+
+
+def _row_cells(
+    row: TableRow, layout: _Layout, flags: Sequence[str], retrieved: Sequence[str] | None
+) -> tuple[str, ...]:
+    """One question's cells in the table's column order, as shown: metric values compacted,
+    the computed Flags and Contexts (the count of retrieved chunks) filled in."""
+    cells: list[str] = []
+    for column, source in zip(layout.columns, layout.sources, strict=True):
+        if column.role == FLAGS:
+            cells.append(" ".join(flags))
+        elif column.role == CONTEXTS:
+            cells.append("" if retrieved is None else str(len(retrieved)))
+        elif source == QUESTION_NUMBER:
+            cells.append(str(row.question_number))
+        elif column.role in METRIC_ROLES:
+            cells.append(compact_number(row.cells.get(source or "", "")))
+        else:
+            cells.append(row.cells.get(source or "", ""))
+    return tuple(cells)
+
+
+def _row_views(
+    table: RunTable,
+    layout: _Layout,
+    diagnostics: Sequence[DiagnosticResult],
+    changes: Mapping[int, Sequence[str]],
+) -> tuple[RowView, ...]:
+    flags = _flags_by_question(diagnostics)
+    contexts = table.contexts or RunContexts()
+    return tuple(
+        RowView(
+            question_number=row.question_number,
+            cells=_row_cells(
+                row,
+                layout,
+                flags.get(row.question_number, ()),
+                contexts.retrieved.get(row.question_number),
+            ),
+            unscored=_row_unscored(row.cells),
+            consensus=row.cells.get(CONSENSUS, "").strip().casefold() == "yes",
+            changes=tuple(changes.get(row.question_number, ())),
+        )
+        for row in table.rows
+    )
+
+
+def _cards(table: RunTable, scores: RunScores, layout: _Layout) -> tuple[MetricCard, ...]:
+    """A card per metric column (its rate or mean) and per label column (its distribution),
+    in the table's column order."""
+    summary = dict(table.summary)
+    cards: list[MetricCard] = []
+    for column, source in zip(layout.columns, layout.sources, strict=True):
+        if source is None:
+            continue
+        if column.role == BINARY:
+            cards.append(_binary_card(scores, source, summary, table.summary_values))
+        elif column.role == CONTINUOUS:
+            cards.append(_continuous_card(scores, source, summary, table.summary_values))
+        elif column.role == LABELS:
+            cards.append(
+                _label_card(source, _cells(table, source), source in scores.metadata_columns)
+            )
+    return tuple(cards)
+
+
+def _histograms(scores: RunScores, layout: _Layout) -> tuple[Histogram, ...]:
+    """The distribution of each score column that has values."""
+    column_index = layout.column_index()
+    charts = []
+    for column, source in zip(layout.columns, layout.sources, strict=True):
+        if column.role != CONTINUOUS or source is None:
+            continue
+        values = list(scores.metrics[source].values.values())
+        if values:
+            charts.append(
+                histogram(
+                    source, column_index[source], values, lower_is_better=_lower_is_better(source)
+                )
+            )
+    return tuple(charts)
+
+
 def _run_view(
     index: int,
     table: RunTable,
     scores: RunScores,
     comparison: RunComparison | None,
 ) -> RunView:
-    has_contexts = table.contexts is not None and bool(
-        table.contexts.retrieved or table.contexts.golden
-    )
+    has_contexts = _has_contexts(table)
     labels = _label_columns(table, scores)
     diagnostics = tuple(run_diagnostics(list(scores.metrics), _evidence(table, scores, labels)))
     has_flags = any(result.applied for result in diagnostics)
     layout = _layout(table, scores, labels, has_flags=has_flags, has_contexts=has_contexts)
-    column_index = {
-        source: position for position, source in enumerate(layout.sources) if source is not None
-    }
-    flags_by_question: dict[int, list[str]] = {}
-    for result in diagnostics:
-        for number in result.flagged:
-            flags_by_question.setdefault(number, []).append(result.rule.key)
-    changes = _changes(comparison, column_index)
-    contexts = table.contexts or RunContexts()
-    rows: list[RowView] = []
-    for row in table.rows:
-        number = row.question_number
-        cells: list[str] = []
-        for column, source in zip(layout.columns, layout.sources, strict=True):
-            if column.role == FLAGS:
-                cells.append(" ".join(flags_by_question.get(number, ())))
-            elif column.role == CONTEXTS:
-                retrieved = contexts.retrieved.get(number)
-                cells.append("" if retrieved is None else str(len(retrieved)))
-            elif source == QUESTION_NUMBER:
-                cells.append(str(number))
-            elif column.role in METRIC_ROLES:
-                cells.append(compact_number(row.cells.get(source or "", "")))
-            else:
-                cells.append(row.cells.get(source or "", ""))
-        rows.append(
-            RowView(
-                question_number=number,
-                cells=tuple(cells),
-                unscored=_row_unscored(row.cells),
-                consensus=row.cells.get(CONSENSUS, "").strip().casefold() == "yes",
-                changes=tuple(changes.get(number, ())),
-            )
-        )
-    summary = dict(table.summary)
-    cards: list[MetricCard] = []
-    histograms: list[Histogram] = []
-    for column, source in zip(layout.columns, layout.sources, strict=True):
-        if column.role == BINARY and source is not None:
-            cards.append(_binary_card(scores, source, summary, table.summary_values))
-        elif column.role == CONTINUOUS and source is not None:
-            cards.append(_continuous_card(scores, source, summary, table.summary_values))
-            values = list(scores.metrics[source].values.values())
-            if values:
-                histograms.append(
-                    histogram(
-                        source,
-                        column_index[source],
-                        values,
-                        lower_is_better=_lower_is_better(source),
-                    )
-                )
-        elif column.role == LABELS and source is not None:
-            cells = [row.cells.get(source, "") for row in table.rows]
-            cards.append(_label_card(source, cells, source in scores.metadata_columns))
+    column_index = layout.column_index()
+    rows = _row_views(table, layout, diagnostics, _changes(comparison, column_index))
+    cards = _cards(table, scores, layout)
     shown = {card.column for card in cards} | set(layout.empty)
     return RunView(
         index=index,
@@ -616,12 +692,12 @@ def _run_view(
         run_date=table.run_date,
         baseline=index == 0,
         facts=_facts(table, shown),
-        cards=tuple(cards),
-        histograms=tuple(histograms),
+        cards=cards,
+        histograms=_histograms(scores, layout),
         consensus=consensus_summary(table.headers, table.rows),
         diagnostics=diagnostics,
         columns=layout.columns,
-        rows=tuple(rows),
+        rows=rows,
         empty_columns=layout.empty,
         filters=_filters(
             layout.columns,

@@ -27,6 +27,7 @@ from rag_evaluator.report.files import (
 )
 from rag_evaluator.report.html import render_report
 from rag_evaluator.report.model import RunTable, build_report_model, run_date_from_name
+from rag_evaluator.report.page_files import read_page_files
 from rag_evaluator.results.reader import CsvSheet
 from rag_evaluator.results.writer import summary_value_json
 
@@ -252,7 +253,7 @@ def build_report(request: ReportRequest, *, now: datetime | None = None) -> Repo
     model = build_report_model(
         tables, title=title, generated_at=generated, tool_version=__version__
     )
-    size = write_report(output, render_report(model))
+    size = write_report(output, render_report(model, read_page_files()))
     logger.info("Report written to %s (%d bytes)", output, size)
     return ReportOutcome(output, size, [len(sheet.rows) for sheet in sheets])
 

@@ -10,7 +10,7 @@ their values (case-insensitive). A group with no scored row gives ``0/0 (n/a)`` 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -104,19 +104,6 @@ class GroupTally:
             ]
             summaries.append(GroupSummary(self.column, value, tally.question_count, lines))
         return summaries
-
-
-def group_summaries(
-    rows: Iterable[ResultRow],
-    column: str,
-    families: Sequence[JudgedFamily[Any]] = (),
-    metric_columns: Sequence[str] = (),
-) -> list[GroupSummary]:
-    """One summary per value of ``column`` among ``rows`` (taken in question-number order)."""
-    tally = GroupTally(column, families, metric_columns)
-    for row in sorted(rows, key=lambda row: row.item.question_number):
-        tally.add(row)
-    return tally.summaries()
 
 
 def headline(value: str) -> str | None:

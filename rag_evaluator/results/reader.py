@@ -13,6 +13,7 @@ import csv
 import io
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,6 +70,34 @@ def read_sheet(path: Path, *, what: str, fix: str) -> CsvSheet:
     what to pass instead.
     """
     path = Path(path)
+    text = _sheet_text(path, what=what, fix=fix)
+    summary, table_start, lines_before = _leading_summary(text)
+    rows = _non_blank_rows(path, text, table_start, lines_before, fix)
+    headers: list[str] | None = None
+    for _line, cells in rows:
+        first = cells[0].strip()
+        if not first.startswith("#"):
+            headers = [cell.strip() for cell in cells]
+            break
+        # An older version CSV-quoted summary lines holding a comma.
+        entry = _summary_entry(first)
+        if entry is not None:
+            summary.append(entry)
+    if headers is None:
+        raise InputError(f"{path} is empty or holds no table. {fix}", path)
+    question_index = _question_column(path, headers, what=what, fix=fix)
+    table_rows, line_numbers = _question_rows(path, rows, headers, question_index, fix)
+    if not table_rows:
+        raise InputError(f"{path} has a header row but no question rows. {fix}", path)
+    canonical_headers = [
+        QUESTION_NUMBER if index == question_index else header
+        for index, header in enumerate(headers)
+    ]
+    return CsvSheet(path, summary, canonical_headers, table_rows, line_numbers)
+
+
+def _sheet_text(path: Path, *, what: str, fix: str) -> str:
+    """The decoded text of ``path``; a folder, a missing file or a workbook is refused."""
     kind = not_a_file(path)
     if kind is not None:
         raise InputError(f"{path} is {kind}, not {what}. {fix}", path)
@@ -84,72 +113,74 @@ def read_sheet(path: Path, *, what: str, fix: str) -> CsvSheet:
     text, _encoding, warnings = decode_bytes(data, path)
     for warning in warnings:
         logger.warning(warning)
+    return text
+
+
+def _non_blank_rows(
+    path: Path, text: str, table_start: int, lines_before: int, fix: str
+) -> Iterator[tuple[int, list[str]]]:
+    """The non-blank CSV rows of ``text`` from ``table_start`` on, each with the line of the
+    file it starts on; the delimiter is sniffed from the first line that is no comment."""
     header_line = next(
         (line for line in text.splitlines() if line.strip() and not _is_comment_line(line)), ""
     )
     csv.field_size_limit(_FIELD_SIZE_LIMIT)
-    summary, table_start, lines_before = _leading_summary(text)
     reader = csv.reader(
         io.StringIO(text[table_start:], newline=""), delimiter=sniff_delimiter(header_line)
     )
-    headers: list[str] | None = None
-    question_index = 0
-    rows: list[TableRow] = []
-    line_numbers: dict[int, int] = {}
     start_line = lines_before + 1
     try:
         for cells in reader:
             line = start_line
             start_line = lines_before + reader.line_num + 1
-            if not any(cell.strip() for cell in cells):
-                continue
-            if headers is None:
-                first = cells[0].strip()
-                if first.startswith("#"):
-                    # An older version CSV-quoted summary lines holding a comma.
-                    entry = _summary_entry(first)
-                    if entry is not None:
-                        summary.append(entry)
-                    continue
-                headers = [cell.strip() for cell in cells]
-                resolved = resolve_columns(headers, [QUESTION_NUMBER])
-                if QUESTION_NUMBER not in resolved:
-                    shown = ", ".join(repr(name) for name in shown_headers(headers)) or "none"
-                    raise InputError(
-                        f"{path} is not {what}: it has no '{QUESTION_NUMBER}' column "
-                        f"(columns found: {shown}). {fix}",
-                        path,
-                    )
-                question_index = resolved[QUESTION_NUMBER]
-                continue
-            number = _question_number(path, line, cells, question_index, fix)
-            if number in line_numbers:
-                raise InputError(
-                    f"{path} repeats question number {number} (lines {line_numbers[number]} "
-                    f"and {line}). Keep one row per question",
-                    path,
-                )
-            line_numbers[number] = line
-            cell_map: dict[str, str] = {}
-            for index, header in enumerate(headers):
-                if index == question_index or header in cell_map:
-                    continue
-                cell_map[header] = cells[index] if index < len(cells) else ""
-            cell_map[QUESTION_NUMBER] = str(number)
-            rows.append(TableRow(number, cell_map))
+            if any(cell.strip() for cell in cells):
+                yield line, cells
     except csv.Error as exc:
         raise InputError(
             f"{path} is not a readable CSV file (line {reader.line_num}: {exc}). {fix}", path
         ) from exc
-    if headers is None:
-        raise InputError(f"{path} is empty or holds no table. {fix}", path)
-    if not rows:
-        raise InputError(f"{path} has a header row but no question rows. {fix}", path)
-    canonical_headers = [
-        QUESTION_NUMBER if index == question_index else header
-        for index, header in enumerate(headers)
-    ]
-    return CsvSheet(path, summary, canonical_headers, rows, line_numbers)
+
+
+def _question_column(path: Path, headers: list[str], *, what: str, fix: str) -> int:
+    """Where the question-number column is, under any of its accepted spellings."""
+    resolved = resolve_columns(headers, [QUESTION_NUMBER])
+    if QUESTION_NUMBER not in resolved:
+        shown = ", ".join(repr(name) for name in shown_headers(headers)) or "none"
+        raise InputError(
+            f"{path} is not {what}: it has no '{QUESTION_NUMBER}' column "
+            f"(columns found: {shown}). {fix}",
+            path,
+        )
+    return resolved[QUESTION_NUMBER]
+
+
+def _question_rows(
+    path: Path,
+    rows: Iterator[tuple[int, list[str]]],
+    headers: list[str],
+    question_index: int,
+    fix: str,
+) -> tuple[list[TableRow], dict[int, int]]:
+    """The data rows by question number (one row per number), and the line of each."""
+    table_rows: list[TableRow] = []
+    line_numbers: dict[int, int] = {}
+    for line, cells in rows:
+        number = _question_number(path, line, cells, question_index, fix)
+        if number in line_numbers:
+            raise InputError(
+                f"{path} repeats question number {number} (lines {line_numbers[number]} "
+                f"and {line}). Keep one row per question",
+                path,
+            )
+        line_numbers[number] = line
+        cell_map: dict[str, str] = {}
+        for index, header in enumerate(headers):
+            if index == question_index or header in cell_map:
+                continue
+            cell_map[header] = cells[index] if index < len(cells) else ""
+        cell_map[QUESTION_NUMBER] = str(number)
+        table_rows.append(TableRow(number, cell_map))
+    return table_rows, line_numbers
 
 
 # One physical line, as the csv module splits them (\r\n, \r or \n).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -137,16 +137,11 @@ def _bounds(interval: Interval | None) -> dict[str, float]:
     return {} if interval is None else {"ci_low": interval.low, "ci_high": interval.high}
 
 
-def format_mean(values: Sequence[float]) -> str:
-    """``mean 0.6291 (n=20) [95% CI 0.55–0.70]`` with a seeded bootstrap interval;
-    ``mean n/a (n=0)`` when no question had the inputs, ``[95% CI n/a]`` when the values
-    have no spread to resample (one value, or all equal)."""
-    return mean_line("", values).value
-
-
 def mean_line(label: str, values: Sequence[float]) -> SummaryLine:
-    """A mean's summary line (``format_mean``'s text) with the unrounded numbers behind it:
-    ``mean``, ``n`` and the interval's ``ci_low``, ``ci_high``."""
+    """A mean's summary line, ``mean 0.6291 (n=20) [95% CI 0.55–0.70]`` with a seeded
+    bootstrap interval (``mean n/a (n=0)`` when no question had the inputs, ``[95% CI n/a]``
+    when the values have no spread to resample: one value, or all equal), with the unrounded
+    numbers behind it: ``mean``, ``n`` and the interval's ``ci_low``, ``ci_high``."""
     if not values:
         return SummaryLine(label, "mean n/a (n=0)", {"mean": None, "n": 0})
     mean = sum(values) / len(values)
@@ -255,18 +250,6 @@ class RowTally:
         return observed
 
 
-def tally_rows(
-    rows: Iterable[ResultRow],
-    families: Sequence[JudgedFamily[Any]] = (),
-    metric_columns: Sequence[str] = (),
-) -> RowTally:
-    """A ``RowTally`` of ``rows``, in the order given."""
-    tally = RowTally(families, metric_columns)
-    for row in rows:
-        tally.add(row)
-    return tally
-
-
 def summary_lines(tally: RowTally, facts: RunFacts) -> list[SummaryLine]:
     """Summary lines in file order. Judged families' fractions count scored questions only."""
     lines = [SummaryLine("Total Questions", str(tally.question_count))]
@@ -300,13 +283,6 @@ def summary_lines(tally: RowTally, facts: RunFacts) -> list[SummaryLine]:
     if facts.metadata_columns:
         lines.append(SummaryLine(METADATA_COLUMNS, METADATA_SEPARATOR.join(facts.metadata_columns)))
     return lines
-
-
-def build_summary(
-    rows: Iterable[ResultRow], facts: RunFacts, families: Sequence[JudgedFamily[Any]] = ()
-) -> list[SummaryLine]:
-    """Summary lines in file order (see ``summary_lines``) of rows held in memory."""
-    return summary_lines(tally_rows(rows, families, facts.metric_columns), facts)
 
 
 def spending_lines(
@@ -368,10 +344,6 @@ class MetricValues:
         """Keep ``value``; ``None`` (no value for this question) is left out."""
         if value is not None:
             self.values.append(float(value))
-
-    def mean_text(self) -> str:
-        """``mean 0.6291 (n=20) [95% CI 0.55–0.70]``: see ``format_mean``."""
-        return format_mean(self.values)
 
     def line(self, label: str) -> SummaryLine:
         """The summary line of these values: see ``mean_line``."""

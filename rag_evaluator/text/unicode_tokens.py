@@ -27,7 +27,6 @@ _CHARACTER_SCRIPTS = (
 _TOKEN = regex.compile(
     rf"[{_CHARACTER_SCRIPTS}]\p{{M}}*|(?:(?![{_CHARACTER_SCRIPTS}])[\p{{L}}\p{{M}}\p{{N}}])+"
 )
-_CHARACTER_SCRIPT = regex.compile(rf"[{_CHARACTER_SCRIPTS}]")
 _NON_LATIN_LETTER = regex.compile(r"(?![\p{Latin}])\p{L}")
 _ASCII_WORD = regex.compile(r"[a-z0-9]+")
 
@@ -45,11 +44,6 @@ def word_tokens(text: str) -> list[str]:
 def is_ascii_word(token: str) -> bool:
     """Whether a token is made of ASCII letters and digits (the ones English stemming fits)."""
     return _ASCII_WORD.fullmatch(token) is not None
-
-
-def has_character_script(text: str) -> bool:
-    """Whether ``text`` holds a character of a script written without spaces (CJK, Thai...)."""
-    return _CHARACTER_SCRIPT.search(text) is not None
 
 
 def has_non_latin_letter(text: str) -> bool:

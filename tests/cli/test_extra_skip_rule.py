@@ -30,6 +30,11 @@ def test_skips_itself():
 
 def test_plain():
     pass
+
+
+@pytest.mark.needs_extra("chromium")
+def test_needs_chromium():
+    pass
 """
 
 # The extras' packages made unimportable, as on a machine without the extra; then pytest
@@ -46,11 +51,14 @@ sys.exit(pytest.main([sys.argv[2], "-q", "-rs", "-p", "conftest", "-p", "no:cach
 
 
 def run_child_pytest(
-    tmp_path: Path, *, blocked: str, no_skips: bool
+    tmp_path: Path, *, blocked: str, no_skips: bool, chromium: str = ""
 ) -> subprocess.CompletedProcess[str]:
+    """The sample tests in a child pytest; ``chromium`` is ``$RAG_EVAL_CHROMIUM`` (a program
+    that exists, so the Chromium test runs, unless a test says otherwise)."""
     test_file = tmp_path / "test_sample.py"
     test_file.write_text(SAMPLE_TESTS)
     environment = {**os.environ, "PYTHONPATH": str(TESTS)}
+    environment["RAG_EVAL_CHROMIUM"] = chromium or sys.executable
     environment.pop("RAG_EVAL_TEST_NO_SKIPS", None)
     if no_skips:
         environment["RAG_EVAL_TEST_NO_SKIPS"] = "1"
@@ -72,20 +80,36 @@ def test_a_test_needing_a_missing_extra_is_skipped_with_the_install_command(
     # (rouge_score is listed too where it is not installed either.)
     assert "needs the 'overlap' extra (missing: sacrebleu" in completed.stdout
     assert "); install it with: pip install -e '.[overlap]'" in completed.stdout
-    assert "1 passed, 2 skipped" in completed.stdout
+    assert "2 passed, 2 skipped" in completed.stdout
 
 
 @pytest.mark.needs_extra("overlap")
 def test_with_the_extra_installed_the_test_runs(tmp_path: Path) -> None:
     completed = run_child_pytest(tmp_path, blocked="", no_skips=False)
-    assert "2 passed, 1 skipped" in completed.stdout, completed.stdout
+    assert "3 passed, 1 skipped" in completed.stdout, completed.stdout
+
+
+@pytest.mark.needs_extra("overlap")
+def test_a_test_needing_chromium_is_skipped_without_it_with_how_to_install_it(
+    tmp_path: Path,
+) -> None:
+    missing = str(tmp_path / "no-such-chromium")
+    completed = run_child_pytest(tmp_path, blocked="", no_skips=False, chromium=missing)
+    assert completed.returncode == 0, completed.stdout
+    output = " ".join(completed.stdout.split())
+    assert (
+        "needs the 'chromium' extra (missing: chromium); install it with: apt-get install "
+        "chromium (./scripts/test does it when run as root), or set RAG_EVAL_CHROMIUM to a "
+        "Chrome or Chromium executable"
+    ) in output
+    assert "2 passed, 2 skipped" in completed.stdout
 
 
 def test_in_ci_every_skip_is_a_failure(tmp_path: Path) -> None:
     completed = run_child_pytest(tmp_path, blocked="sacrebleu", no_skips=True)
     assert completed.returncode == 1, completed.stdout
     # A skip at set-up (the marker) is an error, one inside the test a failure.
-    assert "1 failed, 1 passed, 1 error" in completed.stdout
+    assert "1 failed, 2 passed, 1 error" in completed.stdout
     output = " ".join(completed.stdout.split())
     assert (
         "RAG_EVAL_TEST_NO_SKIPS is set (scripts/test, CI): a skipped test fails. Skipped: "

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from evaluate_support import run_cli
+from results_support import build_summary
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
@@ -19,7 +20,7 @@ from rag_evaluator.families.judge.family import JudgeFamily
 from rag_evaluator.families.judge.results import JudgeResult, Scores
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.results.rows import ResultRow
-from rag_evaluator.results.summary import RunFacts, build_summary
+from rag_evaluator.results.summary import RunFacts
 from rag_evaluator.results.writer import write_results
 
 Judged = tuple[int, str] | None  # (precision, reasoning), or None for an unscored row

@@ -222,6 +222,7 @@ main()
 """
 
 
+@pytest.mark.needs_extra("overlap")
 def test_the_missing_key_advice_names_only_families_that_can_run(workspace: Workspace) -> None:
     environment = {key: value for key, value in os.environ.items() if key != "ANTHROPIC_API_KEY"}
     completed = subprocess.run(

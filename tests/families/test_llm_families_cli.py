@@ -254,6 +254,7 @@ def test_the_estimate_lists_each_familys_calls(
     assert len(fake_anthropic.requests) == 45
 
 
+@pytest.mark.needs_extra("semantic")
 def test_answer_relevance_by_embeddings_and_its_rating_fallback(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer
 ) -> None:
@@ -292,7 +293,9 @@ def test_answer_relevance_by_embeddings_and_its_rating_fallback(
     assert [request.role for request in fake_anthropic.requests].count("score") == 1
 
 
-@pytest.mark.parametrize("method", ["embeddings", "rating"])
+@pytest.mark.parametrize(
+    "method", [pytest.param("embeddings", marks=pytest.mark.needs_extra("semantic")), "rating"]
+)
 def test_a_noncommittal_answer_scores_0_whatever_the_similarity(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer, method: str
 ) -> None:

@@ -84,6 +84,7 @@ def test_context_recall(fake_anthropic: FakeAnthropicServer, client: ModelClient
     assert metrics.context_recall(QUESTION, TRUTH, CONTEXTS, client=client) == 0.75
 
 
+@pytest.mark.needs_extra("semantic")
 def test_answer_relevance_by_rating_and_by_embeddings(
     fake_anthropic: FakeAnthropicServer, client: ModelClient
 ) -> None:

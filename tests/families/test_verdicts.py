@@ -1,4 +1,5 @@
-"""Parsing the judge's JSON reply into a Verdict."""
+"""Parsing the judge's JSON reply into a Verdict, as a run does: the reply's JSON object
+(``read_reply``), then its fields (``verdict_from_payload``)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rag_evaluator.errors import JudgeQuestionError
-from rag_evaluator.families.judge.verdicts import VERDICT_SCHEMA, VerdictError, parse_verdict
+from rag_evaluator.families.judge.verdicts import (
+    VERDICT_SCHEMA,
+    VerdictError,
+    verdict_from_payload,
+)
 from rag_evaluator.inputs.records import Verdict
+from rag_evaluator.llm.requests import ReplyError, read_reply
+
+
+def parse_verdict(text: str) -> Verdict:
+    """The verdict of a complete reply's text, or ``ReplyError`` (``VerdictError`` for its
+    fields) saying why there is none."""
+    return verdict_from_payload(read_reply("end_turn", text, max_tokens=4096))
+
 
 GOOD = {
     "reasoning": "Both state a two-year warranty.",
@@ -58,7 +71,7 @@ def test_extra_fields_are_ignored() -> None:
     ],
 )
 def test_unusable_replies_raise_with_the_reason(text: str, reason: str) -> None:
-    with pytest.raises(VerdictError) as raised:
+    with pytest.raises(ReplyError) as raised:
         parse_verdict(text)
     assert reason in str(raised.value)
 
@@ -76,10 +89,10 @@ def test_schema_requires_every_field_and_nothing_else() -> None:
 
 
 @given(st.text())
-def test_any_text_parses_or_raises_verdict_error(text: str) -> None:
+def test_any_text_parses_or_raises_reply_error(text: str) -> None:
     try:
         verdict = parse_verdict(text)
-    except VerdictError:
+    except ReplyError:
         return
     assert {verdict.precision, verdict.recall, verdict.accuracy} <= {0, 1}
 

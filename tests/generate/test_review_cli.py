@@ -32,6 +32,10 @@ KEYS_PROMPT = "[a]ccept  [r]eject  [e]dit  [s]kip  [q]uit?"
 _ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 # rich's "bold black on yellow", the highlight of a supporting sentence.
 HIGHLIGHT = "\x1b[1;30;43m"
+# Under NO_COLOR: bold reverse video, a mark that is no colour.
+PLAIN_HIGHLIGHT = "\x1b[1;7m"
+# A colour of the text or background (30-49, 90-107), alone or among other attributes.
+_COLOUR_CODE = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-9]|4[0-9]|9[0-7]|10[0-7])(?:;[0-9;]*)?m")
 
 
 @pytest.fixture
@@ -63,8 +67,20 @@ def _editor(directory: Path, question: str, answer: str) -> str:
 class Terminal:
     """``rag-eval review`` in a pseudo-terminal; ``raw`` keeps the escape codes."""
 
-    def __init__(self, cwd: Path, *arguments: str, editor: str = "", columns: int = 200) -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        *arguments: str,
+        editor: str = "",
+        columns: int = 200,
+        no_color: bool | None = None,
+    ) -> None:
         env = dict(os.environ)
+        # None: the colours of the environment the suite runs in (NO_COLOR or not).
+        if no_color is True:
+            env["NO_COLOR"] = "1"
+        elif no_color is False:
+            env.pop("NO_COLOR", None)
         if editor:
             env["EDITOR"] = editor
             env.pop("VISUAL", None)
@@ -138,14 +154,23 @@ def test_accept_reject_edit_and_skip_through_a_real_terminal(golden_set: Path) -
     assert "1 pair(s) still to review" in again.text
 
 
-def test_the_supporting_sentence_is_highlighted_in_its_chunk(golden_set: Path) -> None:
+@pytest.mark.parametrize(
+    ("no_color", "highlight"),
+    [(False, HIGHLIGHT), (True, PLAIN_HIGHLIGHT)],
+    ids=["colour", "NO_COLOR"],
+)
+def test_the_supporting_sentence_is_highlighted_in_its_chunk(
+    golden_set: Path, no_color: bool, highlight: str
+) -> None:
     truth = read_rows(golden_set / "ground_truth.csv")[0]
     (sentence,) = json.loads(truth["Supporting Sentences"])
-    terminal = Terminal(golden_set, columns=80)
+    terminal = Terminal(golden_set, columns=80, no_color=no_color)
     terminal.press("q")
     terminal.finish()
     first_words = " ".join(sentence.split()[:3])
-    assert HIGHLIGHT + first_words in terminal.raw
+    assert highlight + first_words in terminal.raw
+    if no_color:
+        assert not _COLOUR_CODE.search(terminal.raw)
     span = json.loads(truth["Source Spans"])[0]
     assert f"{span['file']}, characters {span['start']}-{span['end']}" in terminal.text
     # The whole chunk is on screen, folded inside its box, none of it cut at the border.

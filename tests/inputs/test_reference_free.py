@@ -98,6 +98,7 @@ def test_an_ares_file_runs_the_families_that_need_no_reference(workspace: Worksp
     assert results.rows[0]["Answer_Faithfulness_Label"] == "1"
 
 
+@pytest.mark.needs_extra("semantic")
 def test_semantic_keeps_its_reference_free_metrics(workspace: Workspace) -> None:
     write_ares(workspace.directory)
     result = run_cli(["evaluate", "--dataset", "nq_ratings.tsv", "--metrics", "semantic", "--yes"])
@@ -143,6 +144,7 @@ SEMANTIC_COLUMNS = (
         ),
     ],
 )
+@pytest.mark.needs_extra("semantic")
 def test_only_reference_families_asked_for_is_an_error_naming_them(
     workspace: Workspace, metrics: str, expected: str
 ) -> None:
@@ -240,6 +242,7 @@ def test_a_ground_truth_file_named_but_missing_is_still_an_error(workspace: Work
     assert "gt.csv not found" in result.stderr
 
 
+@pytest.mark.needs_extra("semantic")
 def test_the_judge_without_ground_truth_says_how_to_fix_it(workspace: Workspace) -> None:
     write_two_csvs(workspace.directory)
     result = run_cli(["evaluate", "--yes"])

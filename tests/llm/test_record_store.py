@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from results_support import build_summary, group_summaries, tally_rows
 from test_checkpoint import FAMILIES, _header
 
 from rag_evaluator.families.base import QuestionRecord
@@ -21,9 +22,9 @@ from rag_evaluator.llm.checkpoint.store import (
     load_checkpoint,
     stored_records,
 )
-from rag_evaluator.results.groups import GroupTally, group_summaries
+from rag_evaluator.results.groups import GroupTally
 from rag_evaluator.results.rows import ResultRow, ResultRows
-from rag_evaluator.results.summary import RunFacts, build_summary, summary_lines, tally_rows
+from rag_evaluator.results.summary import RunFacts, summary_lines
 from rag_evaluator.results.writer import write_results
 
 JUDGE = FAMILIES["judge"]

@@ -14,6 +14,8 @@ from rag_evaluator.offline.embeddings import (
     load_bert_scorer,
 )
 
+pytestmark = pytest.mark.needs_extra("semantic")
+
 # The reproduction: the third pair scores 0.0920 alone and 0.0945 with the other two.
 CANDIDATES = [
     "Cornish heath",

@@ -36,7 +36,7 @@ from rag_evaluator.metrics import (
     precision_at_k,
     recall_at_k,
 )
-from rag_evaluator.offline.chunk_overlap import ChunkTokens, chunk_recall_matrix
+from rag_evaluator.offline.chunk_overlap import ChunkTokens, rouge_l_recall
 from rag_evaluator.offline.retrieval import overlap_matches
 
 
@@ -55,7 +55,8 @@ def rouge_score_recall(golden: str, retrieved: str) -> float:
 
 
 def recall(golden: str, retrieved: str) -> float:
-    return chunk_recall_matrix([retrieved], [golden])[0][0]
+    tokens = ChunkTokens()
+    return rouge_l_recall(tokens.encode(golden), tokens.encode(retrieved))
 
 
 # --- ROUGE-L recall, worked by hand ---

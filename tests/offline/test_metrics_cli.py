@@ -115,6 +115,8 @@ def test_lexical_overlap_and_retrieval_run_without_a_key_or_a_call(workspace: Wo
     ) in log
 
 
+@pytest.mark.needs_extra("overlap")
+@pytest.mark.needs_extra("semantic")
 def test_all_without_a_key_stops_before_anything_runs(workspace: Workspace) -> None:
     # `all` includes the judge, which needs the key: the run stops with the fix instead of
     # quietly producing a results file without the judge's columns.
@@ -210,6 +212,7 @@ def test_a_missing_contexts_column_is_named_in_the_answers_file_given(
     assert "rag_answers.csv" not in result.output
 
 
+@pytest.mark.needs_extra("semantic")
 def test_similarity_matching_in_a_run_counts_a_repeated_chunk_as_the_library_does(
     workspace: Workspace,
 ) -> None:

@@ -179,6 +179,7 @@ def embedder() -> TextEmbedder:
     return load_text_embedder(None)
 
 
+@pytest.mark.needs_extra("semantic")
 def test_the_long_context_is_longer_than_the_model_reads(embedder: TextEmbedder) -> None:
     assert len(FILLER_TEXT.split()) > 400  # the supporting sentence starts past word 400
     assert embedder.passage_budget == 254  # all-MiniLM-L6-v2: 256 less [CLS] and [SEP]
@@ -195,6 +196,7 @@ def _best_passage_cosine(embedder: TextEmbedder, text: str, context: str) -> flo
     return float((vectors[1:] @ vectors[0]).max())
 
 
+@pytest.mark.needs_extra("semantic")
 def test_a_supporting_sentence_past_word_400_counts_as_support(embedder: TextEmbedder) -> None:
     items = [
         EvaluationItem(
@@ -220,6 +222,7 @@ def test_a_supporting_sentence_past_word_400_counts_as_support(embedder: TextEmb
     assert scores["mrr"] == 1.0
 
 
+@pytest.mark.needs_extra("semantic")
 def test_the_library_reads_long_contexts_in_passages_too(embedder: TextEmbedder) -> None:
     passes_before = embedder.passes
     scores = evaluate_all(QUESTION, ANSWER, ANSWER, [LONG_CONTEXT])

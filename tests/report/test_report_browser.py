@@ -26,6 +26,8 @@ from report_support import (
 
 from rag_evaluator.report.run import ReportRequest, build_report
 
+pytestmark = pytest.mark.needs_extra("chromium")
+
 ROW = re.compile(r'<tr id="r(\d)q(\d+)"([^>]*)>')
 
 

@@ -29,8 +29,10 @@ from report_support import (
     write_inputs as write_report_inputs,
 )
 
-from rag_evaluator.report.assets import SCRIPT
 from rag_evaluator.report.html import script_hash
+from rag_evaluator.report.page_files import read_page_files
+
+SCRIPT = read_page_files().script
 
 
 @pytest.fixture(autouse=True)

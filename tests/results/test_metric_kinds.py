@@ -10,6 +10,7 @@ import pytest
 from evaluate_support import Workspace, prepare_workspace, read_results, results_files, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
+from results_support import build_summary
 
 from rag_evaluator.errors import InputError
 from rag_evaluator.families.grading.classify import ClassifyFamily
@@ -32,7 +33,7 @@ from rag_evaluator.results.kinds import (
 )
 from rag_evaluator.results.reader import read_run_scores
 from rag_evaluator.results.rows import ResultRow
-from rag_evaluator.results.summary import RunFacts, build_summary
+from rag_evaluator.results.summary import RunFacts
 from rag_evaluator.stats.statistics import bootstrap_mean_interval, wilson_interval
 
 FAST = ["--yes", "--seed", "5", "--no-cache"]

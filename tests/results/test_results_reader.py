@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from results_support import build_summary
 
 from rag_evaluator.errors import InputError, RagEvalError
 from rag_evaluator.families.base import QuestionRecord
@@ -20,7 +21,7 @@ from rag_evaluator.results import writer as results
 from rag_evaluator.results.reader import read_run_scores
 from rag_evaluator.results.rows import ResultRow
 from rag_evaluator.results.run_scores import MetricKind, classify_cells
-from rag_evaluator.results.summary import RunFacts, build_summary
+from rag_evaluator.results.summary import RunFacts
 from rag_evaluator.results.writer import write_results
 
 JUDGE = JudgeFamily("prompt", ())

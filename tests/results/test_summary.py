@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from results_support import build_summary, group_summaries
 
 from rag_evaluator.families.base import QuestionRecord
 from rag_evaluator.families.judge.family import JudgeFamily
 from rag_evaluator.families.judge.results import JudgeResult, Scores, Vote
 from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
 from rag_evaluator.inputs.tables import write_csv_atomic
-from rag_evaluator.results.groups import group_summaries
 from rag_evaluator.results.rows import ResultRow
-from rag_evaluator.results.summary import RunFacts, build_summary, format_fraction
+from rag_evaluator.results.summary import RunFacts, format_fraction
 from rag_evaluator.results.writer import results_file_path, results_json, write_results
 
 JUDGE = JudgeFamily("prompt", ("borderline",))

@@ -58,6 +58,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
     return space
 
 
+@pytest.mark.needs_extra("overlap")
 def test_a_batched_run_with_every_family_and_groups_writes_plain_summary_lines(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer
 ) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rag_evaluator.inputs.records import Verdict
-from rag_evaluator.llm.requests import ReplyError, parse_json_object
+from rag_evaluator.llm.requests import ReplyError
 
 SCORE_FIELDS = ("precision", "recall", "accuracy")
 TEXT_FIELDS = ("reasoning", "summary")
@@ -63,15 +63,3 @@ def verdict_from_payload(payload: Mapping[str, Any]) -> Verdict:
         reasoning=payload["reasoning"].strip(),
         summary=payload["summary"].strip(),
     )
-
-
-def parse_verdict(text: str) -> Verdict:
-    """Read the judge's JSON reply text into a Verdict, or raise a ReplyError saying why not.
-
-    Tolerates surrounding whitespace and a Markdown code fence around the JSON.
-    """
-    try:
-        payload = parse_json_object(text)
-    except ReplyError as exc:
-        raise VerdictError(exc.message) from exc
-    return verdict_from_payload(payload)

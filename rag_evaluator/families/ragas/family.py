@@ -49,9 +49,6 @@ FAITHFULNESS = "ragas_faithfulness"
 CONTEXT_PRECISION = "ragas_context_precision"
 # The share of contexts judged relevant, whatever their ranks (not ragas's definition).
 RELEVANT_CONTEXT_SHARE = "relevant_context_share"
-# Results files written before issue 22 named the rank-weighted precision so, and held the
-# share under ragas_context_precision (``legacy_columns`` renames them when read back).
-LEGACY_CONTEXT_PRECISION_RANKED = "ragas_context_precision_ranked"
 CONTEXT_RECALL = "ragas_context_recall"
 ANSWER_RELEVANCE = "ragas_answer_relevance"
 RELEVANCE_METHOD = "ragas_answer_relevance_method"

@@ -142,7 +142,22 @@ def parse_scale(value: Any, location: Location) -> Scale:
 
 def _criterion(data: Any, index: int, seen: dict[str, str]) -> Criterion:
     where: Location = ("criteria", index)
-    number = index + 1
+    _check_criterion_keys(data, index + 1, where)
+    name = _criterion_name(data["name"], seen, where)
+    description = data["description"]
+    if not isinstance(description, str) or not description.strip():
+        raise RubricProblem(
+            f"criterion {name!r} has no description text. Say in a sentence or two what the "
+            "judge should look for",
+            (*where, "description"),
+        )
+    return Criterion(
+        name, " ".join(description.split()), parse_scale(data["scale"], (*where, "scale"))
+    )
+
+
+def _check_criterion_keys(data: Any, number: int, where: Location) -> None:
+    """A criterion is a table with exactly name, description and scale."""
     if not isinstance(data, Mapping):
         raise RubricProblem(
             f"criterion {number} is not a table. Write it as [[criteria]] with name, "
@@ -164,7 +179,11 @@ def _criterion(data: Any, index: int, seen: dict[str, str]) -> Criterion:
                 "scale": 'scale = "1-5" or scale = "pass/fail"',
             }[key]
             raise RubricProblem(f"criterion {number} has no {key}. Add {example}", where)
-    name = data["name"]
+
+
+def _criterion_name(name: Any, seen: dict[str, str], where: Location) -> str:
+    """The criterion's name, stripped, when it can name a results column of its own; the
+    column key it takes is added to ``seen`` (column key -> name)."""
     if not isinstance(name, str) or not _NAME.fullmatch(name.strip()):
         raise RubricProblem(
             f"criterion name {name!r} cannot name a column. Use letters, digits, spaces, '-' "
@@ -192,16 +211,7 @@ def _criterion(data: Any, index: int, seen: dict[str, str]) -> Criterion:
             (*where, "name"),
         )
     seen[key] = name
-    description = data["description"]
-    if not isinstance(description, str) or not description.strip():
-        raise RubricProblem(
-            f"criterion {name!r} has no description text. Say in a sentence or two what the "
-            "judge should look for",
-            (*where, "description"),
-        )
-    return Criterion(
-        name, " ".join(description.split()), parse_scale(data["scale"], (*where, "scale"))
-    )
+    return name
 
 
 def rubric_from_data(data: Any) -> Rubric:

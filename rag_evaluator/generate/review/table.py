@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rag_evaluator.errors import InputError, MissingColumnError
 from rag_evaluator.generate.filters import locate
@@ -92,15 +92,6 @@ class EditedPair:
     question: str
     ground_truth: str
     required_facts: tuple[str, ...]
-
-
-@dataclass
-class ReviewTally:
-    accepted: int = 0
-    rejected: int = 0
-    edited: int = 0
-    skipped: int = 0
-    decided_numbers: list[int] = field(default_factory=list)
 
 
 def highlights(text: str, sentences: Sequence[str]) -> tuple[tuple[int, int], ...]:
