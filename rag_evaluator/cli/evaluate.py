@@ -22,6 +22,7 @@ from rag_evaluator.evaluate.run import (
 from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
 from rag_evaluator.families.setup import AUTO, LlmFamilyOptions
 from rag_evaluator.llm.models import DEFAULT_MODEL_ALIAS
+from rag_evaluator.llm.session import CallOptions
 from rag_evaluator.offline.families import JUDGE_FAMILY, read_fallback_phrases
 from rag_evaluator.offline.quality import DEFAULT_FALLBACK_PHRASES
 from rag_evaluator.offline.runner import MetricOptions, not_applicable_rows
@@ -137,6 +138,7 @@ def check_dataset_options(dataset: Path | None, **files: Path | None) -> None:
         )
 
 
+@options.model_calling
 def evaluate_command(
     questions: Annotated[
         Path | None,
@@ -178,8 +180,7 @@ def evaluate_command(
             help="A metadata column (e.g. Category): summary rows and a table per value.",
         ),
     ] = None,
-    model: options.Model = DEFAULT_MODEL_ALIAS,
-    price: options.Price = None,
+    calls: CallOptions = options.DEFAULT_CALLS,
     jury: Annotated[
         str | None,
         typer.Option(
@@ -227,15 +228,6 @@ def evaluate_command(
             "instead of leaving it out.",
         ),
     ] = False,
-    concurrency: options.Concurrency = options.DEFAULT_CALLS.concurrency,
-    delay: options.Delay = options.DEFAULT_CALLS.delay_seconds,
-    batch: options.Batch = False,
-    batch_poll: options.BatchPoll = options.DEFAULT_CALLS.batch_poll_seconds,
-    cache: options.Cache = True,
-    max_cost: options.MaxCost = None,
-    exact_estimate: options.ExactEstimate = False,
-    max_retries: options.MaxRetries = options.DEFAULT_CALLS.max_retries,
-    timeout: options.Timeout = options.DEFAULT_CALLS.timeout_seconds,
     hedge_phrases: Annotated[
         str,
         typer.Option(
@@ -256,7 +248,6 @@ def evaluate_command(
             "--report", help="Also write the HTML report beside the results (rag-eval report)."
         ),
     ] = False,
-    checkpoint_dir: options.CheckpointDir = None,
     k: Annotated[
         int, typer.Option("--k", min=1, help="Retrieval metrics: how many top contexts count.")
     ] = _DEFAULT_METRIC_OPTIONS.k,
@@ -367,7 +358,7 @@ def evaluate_command(
     thresholds = parse_thresholds(fail_under) + parse_thresholds(fail_over, upper=True)
     check_dataset_options(dataset, questions=questions, ground_truth=ground_truth, answers=answers)
     request = EvaluateRequest(
-        calls=replace(options.call_options(locals()), jury=jury),
+        calls=replace(calls, jury=jury),
         questions_path=questions or Path("questions.csv"),
         ground_truth_path=ground_truth or Path("ground_truth.csv"),
         ground_truth_given=ground_truth is not None,
