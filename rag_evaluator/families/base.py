@@ -215,6 +215,17 @@ class JudgedFamily(ABC, Generic[ResultT]):
             "required_facts": item.required_facts,
         }
 
+    def jury_verdict(self, results: Sequence[ResultT]) -> ResultT:
+        """The jury's combined result from its jurors' results for one question (``--jury``
+        order, unscored ones included): the majority of each rate, the median of each score,
+        the scores built on them recomputed by the family's own rules, and the reasoning of
+        the first juror nearest the verdict on the family's first metric. It pays for nothing
+        (no usage, calls or cost: the jurors' results carry them) and is never ``cached``.
+        With no juror scored it is ``unscored`` with the first juror's error.
+
+        Every metric family overrides it; a family that cannot sit in a jury raises."""
+        raise NotImplementedError(f"the {self.name} family cannot judge as a jury")
+
     def missing_answer(self, note: str) -> ResultT | None:
         """The result for a question without an answer under ``--score-missing`` (or ``None``
         when the family leaves such a question empty)."""

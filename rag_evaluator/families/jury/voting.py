@@ -7,9 +7,16 @@ median; a label to the plurality, a tie to no label.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterable, Sequence
+from typing import TypeVar
+
+from rag_evaluator.families.base import FamilyResult
+from rag_evaluator.llm.requests import FailureKind
+
+T = TypeVar("T", bound=Hashable)
 
 
 def majority_rate(values: Sequence[float | None]) -> float | None:
@@ -45,3 +52,40 @@ def plurality_label(labels: Sequence[str | None]) -> str | None:
     if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
         return None
     return ranked[0][0]
+
+
+def nearest_juror(values: Sequence[float | None], verdict: float | None) -> int | None:
+    """The position of the first juror whose value is nearest the verdict's (equal to it for
+    a rate): the juror whose reasoning the verdict keeps. With no verdict (a tie), the first
+    juror with a value; ``None`` when no juror has one."""
+    best: int | None = None
+    best_distance = math.inf
+    for position, value in enumerate(values):
+        if value is None:
+            continue
+        distance = 0.0 if verdict is None else abs(value - verdict)
+        if distance < best_distance:
+            best, best_distance = position, distance
+    return best
+
+
+def whole_median(values: Sequence[int | None]) -> int | None:
+    """``median_score`` of whole-number scores as a whole number: with an odd count it is a
+    juror's score; the mean of the middle two is rounded half up."""
+    median = median_score(values)
+    return None if median is None else math.floor(median + 0.5)
+
+
+def common_value(values: Iterable[T]) -> T | None:
+    """The value every juror shares (a note, a shortcut); ``None`` when they differ."""
+    distinct = set(values)
+    return distinct.pop() if len(distinct) == 1 else None
+
+
+def first_failure(results: Sequence[FamilyResult]) -> tuple[str, str]:
+    """The error and failure kind of the first unscored juror: the verdict's when no juror
+    scored."""
+    for result in results:
+        if result.error is not None:
+            return result.error, result.failure or FailureKind.QUESTION.value
+    return "no juror judged this question", FailureKind.QUESTION.value
