@@ -129,6 +129,11 @@ class SummaryTally(ABC, Generic[ResultT]):
     def add(self, result: ResultT) -> None:
         """Count one question's result."""
 
+    def add_question(self, question_number: int, result: ResultT) -> None:
+        """Count one question's result, given its number: for a tally that names questions
+        (a jury's split questions); the others only ``add`` it."""
+        self.add(result)
+
     @abstractmethod
     def lines(self) -> list[SummaryLine]:
         """The ``#SUMMARY`` lines of the results added so far."""
