@@ -230,3 +230,13 @@ def test_the_run_tally_names_split_questions_by_their_numbers() -> None:
         rows.append(ResultRow(EvaluationItem(number, "Q?", "T.", "A."), record))
     lines = {line.label: line.value for line in tally_rows(rows, [family]).family_lines()}
     assert lines["Jury Split is_matching"] == "1 of 2 questions: 9"
+
+
+def test_the_figures_follow_the_questions_added_after_they_were_asked_for() -> None:
+    tally = JuryTally(MATCH, LABELS)
+    tally.add(jury_result(MATCH, [match(True), match(True), match(True)]))
+    assert tally.agreement().metrics[0].split_count == 0
+    assert tally.agreement() is tally.agreement()
+    tally.add(jury_result(MATCH, [match(True), match(False), match(True)]))
+    assert tally.agreement().metrics[0].split_count == 1
+    assert lines_of(tally)["Jury Split is_matching"] == "1 of 2 questions: 2"

@@ -113,6 +113,9 @@ class JuryTally(SummaryTally[JuryResult]):
             for column in family.metric_columns
         }
         self.added = 0
+        # The last agreement() and how many questions it covered: each juror's mean line
+        # bootstraps its values, so lines() and the terminal's table share one computation.
+        self._agreement: tuple[int, JuryAgreement] | None = None
 
     def add(self, result: JuryResult) -> None:
         """Count a question numbered by its place among those added (1, 2, ...)."""
@@ -139,10 +142,14 @@ class JuryTally(SummaryTally[JuryResult]):
 
     def agreement(self) -> JuryAgreement:
         """Each metric's juror rates or means, pairwise agreement, Fleiss' kappa and splits."""
-        return JuryAgreement(
+        if self._agreement is not None and self._agreement[0] == self.added:
+            return self._agreement[1]
+        found = JuryAgreement(
             self.jurors,
             tuple(self._metric_agreement(column, codes) for column, codes in self.metrics.items()),
         )
+        self._agreement = (self.added, found)
+        return found
 
     def _metric_agreement(self, column: str, codes: _MetricCodes) -> MetricAgreement:
         table = codes.code_table()
