@@ -20,7 +20,7 @@ The engine sums the usage and calls of every outcome into the result, so tasks d
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -145,6 +145,11 @@ class SummaryTally(ABC, Generic[ResultT]):
     def add(self, result: ResultT) -> None:
         """Count one question's result."""
 
+    def add_question(self, question_number: int, result: ResultT) -> None:
+        """Count one question's result, given its number: for a tally that names questions
+        (a jury's split questions); the others only ``add`` it."""
+        self.add(result)
+
     @abstractmethod
     def lines(self) -> list[SummaryLine]:
         """The ``#SUMMARY`` lines of the results added so far."""
@@ -235,6 +240,17 @@ class JudgedFamily(ABC, Generic[ResultT]):
             "relevant_contexts": item.relevant_contexts,
             "required_facts": item.required_facts,
         }
+
+    def jury_verdict(self, results: Sequence[ResultT]) -> ResultT:
+        """The jury's combined result from its jurors' results for one question (``--jury``
+        order, unscored ones included): the majority of each rate, the median of each score,
+        the scores built on them recomputed by the family's own rules, and the reasoning of
+        the first juror nearest the verdict on the family's first metric. It pays for nothing
+        (no usage, calls or cost: the jurors' results carry them) and is never ``cached``.
+        With no juror scored it is ``unscored`` with the first juror's error.
+
+        Every metric family overrides it; a family that cannot sit in a jury raises."""
+        raise NotImplementedError(f"the {self.name} family cannot judge as a jury")
 
     def missing_answer(self, note: str) -> ResultT | None:
         """The result for a question without an answer under ``--score-missing`` (or ``None``

@@ -188,7 +188,7 @@ class RowTally:
                 result = record.result(family.name)
                 if result is None:
                     continue
-                tally.add(result)
+                tally.add_question(record.question_number, result)
                 for name, value in family.metric_values(result).items():
                     if value is not None:
                         sums = self.judged_sums.setdefault(name, [0.0, 0])

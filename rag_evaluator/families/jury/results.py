@@ -17,9 +17,22 @@ class Juror:
     model: ModelInfo
 
 
+JUROR_SEPARATOR = "@"
+
+
 def juror_column(column: str, label: str) -> str:
     """The results column holding juror ``label``'s value of ``column``: ``accuracy@haiku``."""
-    return f"{column}@{label}"
+    return f"{column}{JUROR_SEPARATOR}{label}"
+
+
+def split_juror_column(column: str) -> tuple[str, str] | None:
+    """``(column, label)`` of a juror column (``accuracy@haiku`` -> ``("accuracy",
+    "haiku")``), split at the first ``@`` (no metric column holds one); ``None`` for any
+    other column."""
+    metric, separator, label = column.partition(JUROR_SEPARATOR)
+    if not separator or not metric or not label:
+        return None
+    return metric, label
 
 
 @dataclass(kw_only=True, slots=True)
