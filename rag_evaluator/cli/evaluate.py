@@ -20,6 +20,7 @@ from rag_evaluator.evaluate.run import (
     run_evaluation,
 )
 from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
+from rag_evaluator.families.jury.tally import is_jury_line, jury_table
 from rag_evaluator.families.setup import AUTO, LlmFamilyOptions
 from rag_evaluator.llm.models import DEFAULT_MODEL_ALIAS
 from rag_evaluator.llm.session import CallOptions
@@ -434,9 +435,17 @@ def _show_results(outcome: RunOutcome, request: EvaluateRequest, report: bool) -
     console.table(
         "Summary",
         ["", "Value"],
-        # The kinds declaration is for the readers of the results file, not for people.
-        [[line.label, line.value] for line in outcome.summary if line.label != METRIC_KINDS],
+        # The kinds declaration is for the readers of the results file, not for people; the
+        # jury's rows are drawn as their own table.
+        [
+            [line.label, line.value]
+            for line in outcome.summary
+            if line.label != METRIC_KINDS and not (outcome.jury and is_jury_line(line.label))
+        ],
     )
+    for family, agreement in outcome.jury:
+        header, rows = jury_table(agreement)
+        console.table(f"Jury ({family})", header, rows)
     if outcome.groups:
         header, rows = group_table(outcome.groups)
         console.table(f"By {outcome.groups[0].column}", header, rows)

@@ -30,6 +30,7 @@ from rag_evaluator.families.judge.prompt_file import SystemPrompt, load_system_p
 from rag_evaluator.families.jury.family import JuryFamily
 from rag_evaluator.families.jury.panel import parse_jury
 from rag_evaluator.families.jury.results import Juror
+from rag_evaluator.families.jury.tally import JuryTally
 from rag_evaluator.families.setup import LlmFamilySetup, build_llm_families, ragas_input_warnings
 from rag_evaluator.inputs.files import read_input_bytes
 from rag_evaluator.inputs.records import EvaluationItem
@@ -403,6 +404,11 @@ def _write_outcome(
         groups=groups,
         reference_free=request.reference_free,
         not_applicable=offline.empty,
+        jury=[
+            (family.name, family_tally.agreement())
+            for family, family_tally in zip(families, tally.family_tallies, strict=True)
+            if isinstance(family_tally, JuryTally)
+        ],
     )
 
 

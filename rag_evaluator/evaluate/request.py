@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES
+from rag_evaluator.families.jury.tally import JuryAgreement
 from rag_evaluator.families.setup import LlmFamilyOptions
 from rag_evaluator.llm.cost import CostEstimate
 from rag_evaluator.llm.models import ModelInfo
@@ -136,3 +137,5 @@ class RunOutcome:
     reference_free: bool = False
     # The offline metrics left empty for some questions, and why (a table after the summary).
     not_applicable: list[EmptyMetric] = field(default_factory=list)
+    # A jury's agreement, by family name (a table after the summary).
+    jury: list[tuple[str, JuryAgreement]] = field(default_factory=list)

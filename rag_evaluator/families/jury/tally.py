@@ -241,3 +241,51 @@ def _split_line(metric: MetricAgreement) -> SummaryLine:
         text,
         {"split": metric.split_count, "questions": metric.comparable},
     )
+
+
+# The summary lines a jury adds: kept in the results file, drawn as a table on the terminal.
+JURY_LINE_PREFIXES = ("Juror ", "Agreement ", "Fleiss Kappa ", "Jury Split ")
+
+
+def is_jury_line(label: str) -> bool:
+    return label.startswith(JURY_LINE_PREFIXES)
+
+
+def _short(value: str) -> str:
+    """A rate or mean as a table cell: ``80%`` from ``4/5 (80%) [95% CI …]``, ``0.8123`` from
+    ``mean 0.8123 (n=5) …``."""
+    head = value.split(" [", 1)[0]
+    if head.startswith("mean "):
+        return head.removeprefix("mean ").split(" (", 1)[0]
+    if "(" in head and head.endswith(")"):
+        return head[head.index("(") + 1 : -1]
+    return head
+
+
+def _pair_cell(pair: PairAgreement) -> str:
+    shown = "n/a" if pair.share is None else f"{pair.share:.0%}"
+    return shown if pair.kappa is None else f"{shown} κ {pair.kappa:.2f}"
+
+
+def jury_table(agreement: JuryAgreement) -> tuple[list[str], list[list[str]]]:
+    """The terminal's jury table, a column per metric: each juror's rate or mean (jurors
+    numbered in ``--jury`` order), each pair's agreement with Cohen's kappa, Fleiss' kappa,
+    and how many questions split the jury."""
+    metrics = agreement.metrics
+    header = ["", *(metric.metric for metric in metrics)]
+    rows = [
+        [f"{number} {label}", *(_short(metric.jurors[number - 1].value) for metric in metrics)]
+        for number, label in enumerate(agreement.jurors, start=1)
+    ]
+    numbers = list(combinations(range(1, len(agreement.jurors) + 1), 2))
+    for index, (first, second) in enumerate(numbers):
+        cells = [_pair_cell(metric.pairs[index]) for metric in metrics]
+        rows.append([f"Agreement {first}–{second}", *cells])
+    rows.append(
+        [
+            "Fleiss κ",
+            *("n/a" if m.fleiss_kappa is None else f"{m.fleiss_kappa:.2f}" for m in metrics),
+        ]
+    )
+    rows.append(["Split", *(f"{m.split_count} of {m.comparable}" for m in metrics)])
+    return header, rows
