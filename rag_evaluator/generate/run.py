@@ -282,7 +282,7 @@ def _facts(
         chunks=len(inputs.chunks),
         question_chunks=len(inputs.askable),
         count=request.count,
-        model_id=model.model_id,
+        model_id=model.key,
         seed=seed,
         rounds=rounds.rounds,
         calls=sum(record.calls for record in present),
@@ -335,7 +335,7 @@ def _prepare(request: GenerateRequest, settings: Settings) -> _Setup:
             "chunk_characters": request.chunk_characters,
             "pairing": pairing,
         },
-        model.model_id,
+        model.key,  # the provider too: a run on another platform is another run
         family.system_prompt,
     )
     return _Setup(model, api_key, weights, paths, inputs, family, pairing, fingerprint)

@@ -31,6 +31,7 @@ from rag_evaluator.llm.checkpoint.store import (
 from rag_evaluator.llm.judging import JudgedRecords, ProgressUpdate, judge_pending
 from rag_evaluator.llm.models import ModelInfo, parse_price, resolve_model
 from rag_evaluator.llm.planning import CountTokens, JudgingOptions, JudgingPlan
+from rag_evaluator.llm.providers import batch_problem
 from rag_evaluator.llm.response_cache import CACHE_FILE_NAME, ResponseCache
 
 if TYPE_CHECKING:
@@ -87,8 +88,11 @@ class CallOptions:
 
 def call_model(calls: CallOptions) -> ModelInfo:
     """The model the run calls (``--model``, priced by ``--price`` when given); a budget
-    needs a price."""
+    needs a price, ``--batch`` the Anthropic API."""
     model = resolve_model(calls.model, parse_price(calls.price) if calls.price else None)
+    refused = batch_problem(model) if calls.batch else None
+    if refused is not None:
+        raise UsageError(refused)
     if calls.max_cost is not None and not model.priced:
         raise UsageError(
             f"--max-cost needs the price of {model.key}, which rag-eval does not know. Give "
@@ -286,7 +290,13 @@ class RunSession:
         if window is not None and window != self.config.model.context_window_tokens:
             plan = plan_with(window, None)
         if self.config.calls.exact_estimate and plan.sends_calls:
-            plan = plan_with(client.context_window_tokens, client.count_input_tokens)
+            if client.transport.supports_token_counting:
+                plan = plan_with(client.context_window_tokens, client.count_input_tokens)
+            else:
+                self.interaction.info(
+                    f"--exact-estimate: {client.terms.name} has no token-counting endpoint; "
+                    "the estimate is the local one (characters / 4 to characters / 3 tokens)"
+                )
         return plan
 
     def confirm(self, plan: JudgingPlan, show: Callable[[], None]) -> bool:
