@@ -582,3 +582,23 @@ def test_a_bedrock_api_key_needs_no_extra(
         == f"Bearer {fake_bedrock.platform_credentials.bedrock_api_key}"
         for request in fake_bedrock.requests
     )
+
+
+def test_the_library_judges_on_a_platform(
+    platform: str, server: FakeAnthropicServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag_evaluator.metrics import faithfulness, judge_client
+
+    monkeypatch.chdir(tmp_path)
+    question = "What is the capital of France?"
+    server.script_role(
+        "verdicts", question, {"verdicts": [{"claim": "c", "reason": "", "supported": 0}]}
+    )
+    server.script_role("claims", question, {"claims": ["Paris is the capital."]})
+
+    with judge_client(f"{platform}/haiku") as client:
+        score = faithfulness(question, "Paris is the capital.", ["Lyon is a city."], client=client)
+
+    assert score == 0.0
+    assert {request.platform for request in server.requests} == {platform}
+    assert [request.role for request in server.requests] == ["claims", "verdicts"]
