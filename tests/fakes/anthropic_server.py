@@ -935,7 +935,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.fake
         path = self.path.split("?")[0]
         call = platforms.platform_call(self.command, path)
-        recorded = self._record(raw, body, call)
+        recorded = self._record(body, call)
         is_message = self.command == "POST" and (
             path == "/v1/messages" or (call is not None and call.action == platforms.MESSAGES)
         )
@@ -944,9 +944,7 @@ class _Handler(BaseHTTPRequestHandler):
             if is_message:
                 fake.requests.append(recorded)
         if self.command == "POST" and path == platforms.GOOGLE_TOKEN_PATH:
-            recorded.served = "token"
-            form = raw.decode("utf-8", "replace")
-            self._send_json(recorded, *platforms.token_reply(form, fake.platform_credentials))
+            self._serve_token(recorded, raw)
             return
         override = None
         if is_message and fake.on_request is not None:
@@ -987,7 +985,13 @@ class _Handler(BaseHTTPRequestHandler):
             recorded.served = "rejected"
             self._send_error(recorded, rejection)
 
-    def _record(self, raw: bytes, body: Any, call: PlatformCall | None) -> RecordedRequest:
+    def _serve_token(self, recorded: RecordedRequest, raw: bytes) -> None:
+        """Google's token endpoint, for the Vertex client's service account."""
+        recorded.served = "token"
+        form = raw.decode("utf-8", "replace")
+        self._send_json(recorded, *platforms.token_reply(form, self.fake.platform_credentials))
+
+    def _record(self, body: Any, call: PlatformCall | None) -> RecordedRequest:
         """The request as recorded: a platform's with the Messages body it stands for."""
         fake = self.fake
         problem = None
