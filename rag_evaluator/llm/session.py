@@ -29,8 +29,9 @@ from rag_evaluator.llm.checkpoint.store import (
     read_header,
 )
 from rag_evaluator.llm.judging import JudgedRecords, ProgressUpdate, judge_pending
-from rag_evaluator.llm.models import ANTHROPIC, ModelInfo, parse_price, resolve_model
+from rag_evaluator.llm.models import ModelInfo, parse_price, resolve_model
 from rag_evaluator.llm.planning import CountTokens, JudgingOptions, JudgingPlan
+from rag_evaluator.llm.providers import batch_problem
 from rag_evaluator.llm.response_cache import CACHE_FILE_NAME, ResponseCache
 
 if TYPE_CHECKING:
@@ -103,12 +104,10 @@ def call_models(calls: CallOptions) -> tuple[ModelInfo, ...]:
             "know. Give it with --price IN/OUT (dollars per million input and output tokens; "
             "0/0 for a model you run yourself)"
         )
-    elsewhere = [model.key for model in models if model.provider != ANTHROPIC]
-    if calls.batch and elsewhere:
-        raise UsageError(
-            f"--batch uses the Anthropic API's Message Batches, which {', '.join(elsewhere)} "
-            "does not reach. Run without --batch, or use a Claude model on the Anthropic API"
-        )
+    refused = [batch_problem(model) for model in models] if calls.batch else []
+    for problem in refused:
+        if problem is not None:
+            raise UsageError(problem)
     return models
 
 

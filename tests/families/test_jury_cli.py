@@ -170,8 +170,20 @@ def test_the_budget_counts_every_juror(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer, fake_openai: FakeOpenAIServer
 ) -> None:
     result = run_cli(
-        ["evaluate", "--seed", "3", "--yes", "--jury", JURY, "--price", "1000/1000"]
-        + ["--max-cost", "0.02", "--delay", "0"]
+        [
+            "evaluate",
+            "--seed",
+            "3",
+            "--yes",
+            "--jury",
+            JURY,
+            "--price",
+            "1000/1000",
+            "--max-cost",
+            "0.02",
+            "--delay",
+            "0",
+        ]
     )
 
     assert result.exit_code == 4, result.output
@@ -185,8 +197,17 @@ def test_an_all_claude_jury_goes_in_message_batches(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer
 ) -> None:
     result = run_cli(
-        ["evaluate", "--seed", "3", "--yes", "--jury", "haiku,sonnet,opus", "--batch"]
-        + ["--batch-poll", "0.01"]
+        [
+            "evaluate",
+            "--seed",
+            "3",
+            "--yes",
+            "--jury",
+            "haiku,sonnet,opus",
+            "--batch",
+            "--batch-poll",
+            "0.01",
+        ]
     )
 
     assert result.exit_code == 0, result.output
@@ -204,7 +225,10 @@ def test_an_all_claude_jury_goes_in_message_batches(
         (["--jury", "haiku,sonnet"], "--jury needs an odd number of models, at least 3 (got 2)"),
         (["--jury", "haiku,claude-haiku-5-5,opus"], "--jury names claude-haiku-5-5 more than"),
         (["--jury", JURY, "--model", "opus"], "--model opus and --jury both name the judge"),
-        (["--jury", JURY, "--batch"], "--batch uses the Anthropic API's Message Batches"),
+        (
+            ["--jury", JURY, "--batch"],
+            "--batch sends Message Batches, which only the Anthropic API offers",
+        ),
         (["--jury", JURY, "--max-cost", "1"], "--max-cost needs the price of openai/llama3.1:8b"),
         (["--jury", "haiku,,opus"], "--jury haiku,,opus has an empty entry"),
     ],

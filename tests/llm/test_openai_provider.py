@@ -82,7 +82,7 @@ def test_batch_is_refused_off_the_anthropic_api(
     result = run_cli([*RUN, "--model", LOCAL, "--price", "0/0", "--batch"])
 
     assert result.exit_code == 2
-    assert "--batch uses the Anthropic API's Message Batches" in _stderr(result)
+    assert "--batch sends Message Batches, which only the Anthropic API offers" in _stderr(result)
     assert fake_openai.all_requests == []
 
 

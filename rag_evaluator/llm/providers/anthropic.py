@@ -4,7 +4,14 @@ One transport for the three: the same Messages body (structured output through
 ``output_config``, no sampling parameters, the system prompt marked for caching when long
 enough), the same replies, the SDK's errors turned into ``ApiError``. The SDK's own retries
 are off (``max_retries=0``): the client's one retry policy decides. Only the Anthropic API has
-the free models and token-counting endpoints and Message Batches.
+the free models endpoint and Message Batches; Vertex AI counts tokens too, Bedrock does not.
+
+The SDK's ``AnthropicBedrock`` and ``AnthropicVertex`` clients find their own credentials (a
+Bedrock API key or what boto3 finds, Google's Application Default Credentials) and region.
+Their errors come in the platforms' shapes (Bedrock: ``{"message"}`` with the exception's name
+in ``x-amzn-errortype``, a bad signature or key as a 403; Vertex: Google's ``{"error": {"code",
+"message", "status"}}``): ``api_error`` reads them into the Anthropic API's terms, so a bad
+credential is a 401 and a model the account may not use a 403 that names the platform's fix.
 
 ``--timeout`` is a deadline for the whole request: the HTTP library's timeout applies to each
 read, so a reply that trickles in a byte at a time would otherwise never time out. Each
@@ -17,6 +24,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -48,6 +56,31 @@ _BATCH_PAGE = 100
 MAX_TOKENS_PER_CALL = 100_000_000
 # The headers through which an API asks for a wait, and their unit in seconds.
 _RETRY_AFTER_HEADERS = (("retry-after-ms", 0.001), ("retry-after", 1.0))
+# How much of an API's error message the client shows (it cuts longer ones).
+_MESSAGE_ROOM = 195
+ANTHROPIC = "anthropic"
+BEDROCK = "bedrock"
+VERTEX = "vertex"
+# Bedrock's names for a request whose credentials it does not accept (all sent as a 403).
+_AWS_CREDENTIAL_ERRORS = frozenset(
+    {
+        "UnrecognizedClientException",
+        "InvalidSignatureException",
+        "IncompleteSignatureException",
+        "ExpiredTokenException",
+        "MissingAuthenticationTokenException",
+        "InvalidClientTokenId",
+        "SignatureDoesNotMatch",
+    }
+)
+# The schema of the pre-flight call on Bedrock and Vertex: the run's requests ask for
+# structured output, so the check proves the platform takes it for this model.
+_CHECK_SCHEMA = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}},
+    "required": ["ok"],
+    "additionalProperties": False,
+}
 
 ANTHROPIC_TERMS = ProviderTerms(
     "the Anthropic API",
@@ -157,23 +190,81 @@ def retry_after_seconds(headers: httpx2.Headers) -> float | None:
     return None
 
 
-def api_error(error: Exception) -> ApiError:
-    """An ``anthropic`` SDK exception (or a body it could not decode) as an ``ApiError``."""
+def api_error(error: Exception, platform: str = ANTHROPIC, access_help: str = "") -> ApiError:
+    """An ``anthropic`` SDK exception (or a body it could not decode) as an ``ApiError``;
+    ``access_help`` is the platform's fix for a model the credentials may not use (403)."""
     if isinstance(error, anthropic.APITimeoutError):
         return ApiError(TIMEOUT, "the API did not answer in time")
     if isinstance(error, anthropic.APIConnectionError):
         return ApiError(CONNECTION, "the connection to the API failed")
     if isinstance(error, anthropic.APIStatusError):
         headers = error.response.headers
+        status, error_type, message = _platform_status(error, platform)
+        message = " ".join(message.split())
+        if status == 403 and access_help:
+            room = _MESSAGE_ROOM - len(access_help) - 2
+            message = f"{message[:room].rstrip('.')}. {access_help}" if message else access_help
         return ApiError(
             STATUS,
-            " ".join((error.api_message or "").split()),
-            status=error.status_code,
-            error_type=error.type,
+            message,
+            status=status,
+            error_type=error_type,
             retry_after=retry_after_seconds(headers),
             should_retry=headers.get("x-should-retry"),
         )
     return ApiError(MALFORMED, f"body unreadable: {type(error).__name__}")
+
+
+def _platform_status(error: anthropic.APIStatusError, platform: str) -> tuple[int, str | None, str]:
+    """The status, error type and message of an error reply, in the Anthropic API's terms."""
+    status, error_type, message = error.status_code, error.type, error.api_message or ""
+    body = error.body if isinstance(error.body, dict) else {}
+    if platform == BEDROCK:
+        message = message or str(body.get("message") or body.get("Message") or "")
+        named = error.response.headers.get("x-amzn-errortype", "").split(":")[0]
+        error_type = error_type or named or None
+        if named in _AWS_CREDENTIAL_ERRORS:
+            status = 401  # Bedrock answers a bad key or signature with a 403
+        elif named == "ValidationException" and "model identifier" in message.lower():
+            status = 404  # Bedrock's answer to a model id it does not know
+    elif platform == VERTEX and error_type is None:
+        google_error = body.get("error")
+        if isinstance(google_error, dict) and isinstance(google_error.get("status"), str):
+            error_type = google_error["status"]  # PERMISSION_DENIED, RESOURCE_EXHAUSTED...
+    return status, error_type, message
+
+
+@dataclass(frozen=True)
+class CredentialErrors:
+    """What a platform's credential library raises from inside an SDK call, and which of it
+    means its token endpoint was out of reach (besides the SDK's own ``RuntimeError`` when it
+    finds no credentials)."""
+
+    raised: tuple[type[Exception], ...] = ()
+    unreachable: tuple[type[Exception], ...] = ()
+
+    def api_error(self, error: Exception) -> ApiError:
+        """Out of reach: a connection failure; anything else: a rejected credential (401)."""
+        message = " ".join(str(error).split())[:_MESSAGE_ROOM]
+        if isinstance(error, self.unreachable):
+            return ApiError(CONNECTION, f"the credentials could not be refreshed: {message}")
+        return ApiError(STATUS, message, status=401, error_type="authentication_error")
+
+
+def credential_errors(platform: str) -> CredentialErrors:
+    """The credential library's errors of ``platform`` (none for the Anthropic API)."""
+    if platform == BEDROCK:
+        try:
+            from botocore.exceptions import BotoCoreError
+            from botocore.exceptions import ConnectionError as AwsConnectionError
+        except ImportError:  # a Bedrock API key needs no boto3
+            return CredentialErrors((RuntimeError,))
+        return CredentialErrors((BotoCoreError, RuntimeError), (AwsConnectionError,))
+    if platform == VERTEX:
+        from google.auth.exceptions import GoogleAuthError, TransportError
+
+        return CredentialErrors((GoogleAuthError, RuntimeError), (TransportError,))
+    return CredentialErrors()
 
 
 class _DeadlineStream(httpx2.SyncByteStream):
@@ -226,15 +317,27 @@ class AnthropicTransport:
             ),
         }
         self.platform = platform
-        self.supports_batches = platform == "anthropic"
-        self.supports_token_counting = platform == "anthropic"
+        self.supports_batches = platform == ANTHROPIC
+        self.supports_token_counting = platform in (ANTHROPIC, VERTEX)
+        self._credential_errors = credential_errors(platform)
+        self._access_help = ""
         self._sdk: Any
-        if platform == "bedrock":
+        if platform == BEDROCK:
+            # ``api_key`` is the Anthropic API's key: never sent to AWS. The SDK reads
+            # AWS_BEARER_TOKEN_BEDROCK, else signs with what boto3 finds.
             self.terms = BEDROCK_TERMS
             self._sdk = anthropic.AnthropicBedrock(**common)
-        elif platform == "vertex":
+            self._access_help = (
+                "Request access to it under Model access in the Amazon Bedrock console for "
+                f"{self._sdk.aws_region}"
+            )
+        elif platform == VERTEX:
             self.terms = VERTEX_TERMS
             self._sdk = anthropic.AnthropicVertex(**common)
+            self._access_help = (
+                f"Enable it in Vertex AI Model Garden for project {self._sdk.project_id} in "
+                f"{self._sdk.region} and grant roles/aiplatform.user"
+            )
         else:
             # The SDK reads ANTHROPIC_BASE_URL itself; the key goes out as a Bearer token.
             self.terms = ANTHROPIC_TERMS
@@ -252,11 +355,14 @@ class AnthropicTransport:
         return str(self._sdk.base_url)
 
     def _calling(self, action: Any) -> Any:
-        """``action()`` with the SDK's errors (and bodies it cannot decode) as ``ApiError``."""
+        """``action()`` with the SDK's errors (and bodies it cannot decode), and the platform's
+        credential failures, as ``ApiError``."""
         try:
             return action()
         except (anthropic.APIError, ValueError) as error:
-            raise api_error(error) from error
+            raise api_error(error, self.platform, self._access_help) from error
+        except self._credential_errors.raised as error:
+            raise self._credential_errors.api_error(error) from error
 
     def send(self, request: ModelRequest, model_id: str, *, cache_system: bool) -> Reply:
         body = messages_body(request, model_id, cache_system=cache_system)
@@ -265,7 +371,7 @@ class AnthropicTransport:
     def check_model(self, model_id: str) -> ModelFacts:
         """``GET /v1/models/{model_id}`` (free): proves the key, the model and the access.
         Bedrock and Vertex have no such endpoint: a one-token request proves them instead."""
-        if self.platform != "anthropic":
+        if self.platform != ANTHROPIC:
             return self._check_by_a_call(model_id)
         info = self._calling(lambda: self._sdk.models.retrieve(model_id))
         window = info.max_input_tokens
@@ -278,16 +384,22 @@ class AnthropicTransport:
         )
 
     def _check_by_a_call(self, model_id: str) -> ModelFacts:
+        """A one-token call (billed: a few tokens) shaped as the run's calls are (structured
+        output): proves the credentials, the access to the model there and the output format."""
         body = {
             "model": model_id,
             "max_tokens": 1,
             "messages": [{"role": "user", "content": "Reply with OK."}],
+            "output_config": {"format": {"type": "json_schema", "schema": _CHECK_SCHEMA}},
         }
         read_message(self._calling(lambda: self._sdk.messages.create(**body)))
         return ModelFacts(model_id)
 
     def count_tokens(self, request: ModelRequest, model_id: str, *, cache_system: bool) -> int:
-        """``POST /v1/messages/count_tokens`` (free): the input tokens of a request."""
+        """``POST /v1/messages/count_tokens`` (Vertex: ``count-tokens:rawPredict``; free): the
+        input tokens of a request."""
+        if not self.supports_token_counting:
+            raise ApiError(STATUS, f"{self.terms.name} has no token-counting endpoint", status=400)
         body = messages_body(request, model_id, cache_system=cache_system)
         counted = {key: value for key, value in body.items() if key != "max_tokens"}
         return self._calling(lambda: self._sdk.messages.count_tokens(**counted)).input_tokens
