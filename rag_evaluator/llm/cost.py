@@ -9,7 +9,7 @@ and how large they are (``CallEstimate``); this module turns that into tokens an
 - high: dense text (3 characters per token), long replies, and every extra call a family may
   make (for the judge: every question hedging into 3 consensus votes), so that the actual
   cost falls inside the range; only answers asked again because they were unusable (rare) are
-  left out, and the pre-run summary says so (``ESTIMATE_ASSUMES``).
+  left out, and the pre-run summary says so (``estimate_assumes``).
 
 Prompt caching: when the system prompt is long enough to be cached for the model, the first
 call of each family writes it to the cache (1.25x the input price) and every later call reads
@@ -40,11 +40,6 @@ from rag_evaluator.text.money import format_usd as format_usd
 
 _PER_MILLION = 1_000_000
 PRICE_UNKNOWN = "price unknown"
-ESTIMATE_ASSUMES = (
-    "The high end assumes dense text, long replies and every extra call a family may make "
-    "(the judge's 3 consensus votes for every question); unusable answers asked again are "
-    "not included"
-)
 
 
 @dataclass(frozen=True)
@@ -297,3 +292,17 @@ def reserved_call_usd(request: ModelRequest, model: ModelInfo, *, batch: bool = 
 def actual_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> float:
     """Dollars for a run's summed usage (see ``call_cost``)."""
     return call_cost(usage, model, batch=batch)
+
+
+def estimate_assumes(estimate: CostEstimate) -> str:
+    """What the estimate's high end assumes (the judge's consensus votes only when the run
+    may ask them: a jury asks none)."""
+    votes = any(
+        share.family == "judge" and share.calls_high > share.calls_low
+        for share in estimate.families
+    )
+    extra = " (the judge's 3 consensus votes for every question)" if votes else ""
+    return (
+        "The high end assumes dense text, long replies and every extra call a family may make"
+        f"{extra}; unusable answers asked again are not included"
+    )

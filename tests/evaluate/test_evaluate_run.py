@@ -513,4 +513,5 @@ def test_both_ends_of_the_estimate_use_the_same_precision(
     low, high = estimate[1], estimate[2]
     assert float(low) < 0.1 < float(high)
     assert len(low.split(".")[1]) == len(high.split(".")[1]) == 4
+    assert "the judge's 3 consensus votes for every question" in " ".join(result.text.split())
     assert fake_anthropic.requests == []

@@ -109,6 +109,8 @@ def test_the_estimate_prices_each_juror_with_its_own_model(
     assert "judge (openai/llama3.1:8b): price unknown" in message
     assert "judge (openai/gpt-4.1-mini): $" in message
     assert "plus judge (openai/llama3.1:8b) at a price unknown" in message
+    assert "(15 to 15 calls)" in message
+    assert "3 consensus votes for every question" not in message  # a jury asks none
     summary = only_results(workspace.directory).summary
     assert "plus the calls to openai/llama3.1:8b (price unknown)" in summary["Cost"]
 

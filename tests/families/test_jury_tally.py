@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from results_support import tally_rows
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
@@ -29,7 +30,7 @@ from rag_evaluator.families.jury.tally import JuryTally
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.results.reader import read_run_scores
 from rag_evaluator.results.rows import ResultRow
-from rag_evaluator.results.summary import mean_line, tally_rows
+from rag_evaluator.results.summary import mean_line
 from rag_evaluator.results.writer import results_json, write_results
 
 JUDGE = JudgeFamily("prompt", ())
