@@ -279,3 +279,33 @@ def test_generate_writes_a_golden_set_with_a_local_model(
     assert "Model" in result.stdout and LOCAL in result.stdout
     assert "price unknown" in result.stdout
     assert {request.extra["api"] for request in fake_openai.requests} == {"openai"}
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Fault.status(500),
+        Fault.status(503, retry_after=0.01),
+        Fault.drop_connection(),
+        Fault.malformed("html"),
+        Fault.malformed("no_choices"),
+        Fault.invalid_json(),
+        Fault.truncated(),
+        Fault.refusal(),
+    ],
+    ids=lambda fault: f"{fault.kind}-{fault.status_code or fault.text or ''}"[:30],
+)
+def test_a_failed_or_unusable_reply_is_asked_again_and_counted_once(
+    workspace: Workspace, fake_openai: FakeOpenAIServer, fault: Fault
+) -> None:
+    fake_openai.fail_next(fault)
+
+    result = run_cli([*RUN, "--model", LOCAL, "--price", "1/1"])
+
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    summary = only_results(workspace.directory).summary
+    assert summary["Precision"] == "5/5 (100%)"
+    billed = fake_openai.billed_total()
+    # Judge Calls counts what was billed (an unusable 200 is billed, a failed one is not).
+    assert summary["Judge Calls"] == str(billed) and billed in (5, 6)
