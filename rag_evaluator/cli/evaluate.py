@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -19,8 +20,10 @@ from rag_evaluator.evaluate.run import (
     run_evaluation,
 )
 from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
+from rag_evaluator.families.jury.tally import is_jury_line, jury_table
 from rag_evaluator.families.setup import AUTO, LlmFamilyOptions
 from rag_evaluator.llm.models import DEFAULT_MODEL_ALIAS
+from rag_evaluator.llm.session import CallOptions
 from rag_evaluator.offline.families import JUDGE_FAMILY, read_fallback_phrases
 from rag_evaluator.offline.quality import DEFAULT_FALLBACK_PHRASES
 from rag_evaluator.offline.runner import MetricOptions, not_applicable_rows
@@ -97,7 +100,13 @@ class ConsoleInteraction(RunConsole):
             return
         for note in plan.family_notes:
             console.info(note)
-        console.info(f"Model: {plan.model.model_id}")
+        console.info(f"Model: {plan.judged_by or plan.model.key}")
+        if plan.jurors:
+            console.info(
+                f"Jury: each of the {plan.jurors} models judges every question once; the "
+                "majority per metric (the median of scores) is the verdict, without consensus "
+                "votes"
+            )
         console.info(f"Prompt: {plan.prompt_origin}")
         self.show_seed(plan.seed, plan.seed_was_drawn, "order")
         self.show_known(plan.resumed_count, plan.pending_count, plan.cached_count, "evaluate")
@@ -130,6 +139,7 @@ def check_dataset_options(dataset: Path | None, **files: Path | None) -> None:
         )
 
 
+@options.model_calling
 def evaluate_command(
     questions: Annotated[
         Path | None,
@@ -171,7 +181,16 @@ def evaluate_command(
             help="A metadata column (e.g. Category): summary rows and a table per value.",
         ),
     ] = None,
-    model: options.Model = DEFAULT_MODEL_ALIAS,
+    calls: CallOptions = options.DEFAULT_CALLS,
+    jury: Annotated[
+        str | None,
+        typer.Option(
+            "--jury",
+            metavar="MODEL,MODEL,MODEL",
+            help="Judge with a jury instead of --model: an odd number of models (3 or more, "
+            "any providers), each judging every question once; the majority per metric wins.",
+        ),
+    ] = None,
     prompt: Annotated[
         Path | None,
         typer.Option(
@@ -210,15 +229,6 @@ def evaluate_command(
             "instead of leaving it out.",
         ),
     ] = False,
-    concurrency: options.Concurrency = options.DEFAULT_CALLS.concurrency,
-    delay: options.Delay = options.DEFAULT_CALLS.delay_seconds,
-    batch: options.Batch = False,
-    batch_poll: options.BatchPoll = options.DEFAULT_CALLS.batch_poll_seconds,
-    cache: options.Cache = True,
-    max_cost: options.MaxCost = None,
-    exact_estimate: options.ExactEstimate = False,
-    max_retries: options.MaxRetries = options.DEFAULT_CALLS.max_retries,
-    timeout: options.Timeout = options.DEFAULT_CALLS.timeout_seconds,
     hedge_phrases: Annotated[
         str,
         typer.Option(
@@ -239,7 +249,6 @@ def evaluate_command(
             "--report", help="Also write the HTML report beside the results (rag-eval report)."
         ),
     ] = False,
-    checkpoint_dir: options.CheckpointDir = None,
     k: Annotated[
         int, typer.Option("--k", min=1, help="Retrieval metrics: how many top contexts count.")
     ] = _DEFAULT_METRIC_OPTIONS.k,
@@ -350,7 +359,7 @@ def evaluate_command(
     thresholds = parse_thresholds(fail_under) + parse_thresholds(fail_over, upper=True)
     check_dataset_options(dataset, questions=questions, ground_truth=ground_truth, answers=answers)
     request = EvaluateRequest(
-        calls=options.call_options(locals()),
+        calls=replace(calls, jury=jury),
         questions_path=questions or Path("questions.csv"),
         ground_truth_path=ground_truth or Path("ground_truth.csv"),
         ground_truth_given=ground_truth is not None,
@@ -426,9 +435,17 @@ def _show_results(outcome: RunOutcome, request: EvaluateRequest, report: bool) -
     console.table(
         "Summary",
         ["", "Value"],
-        # The kinds declaration is for the readers of the results file, not for people.
-        [[line.label, line.value] for line in outcome.summary if line.label != METRIC_KINDS],
+        # The kinds declaration is for the readers of the results file, not for people; the
+        # jury's rows are drawn as their own table.
+        [
+            [line.label, line.value]
+            for line in outcome.summary
+            if line.label != METRIC_KINDS and not (outcome.jury and is_jury_line(line.label))
+        ],
     )
+    for family, agreement in outcome.jury:
+        header, rows = jury_table(agreement)
+        console.table(f"Jury ({family})", header, rows)
     if outcome.groups:
         header, rows = group_table(outcome.groups)
         console.table(f"By {outcome.groups[0].column}", header, rows)

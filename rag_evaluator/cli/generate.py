@@ -13,7 +13,7 @@ from rag_evaluator.cli.progress import RunConsole
 from rag_evaluator.generate.documents import DEFAULT_CHUNK_CHARACTERS
 from rag_evaluator.generate.run import PAIRING_AUTO, GeneratePlan, GenerateRequest, run_generation
 from rag_evaluator.generate.sampling import DEFAULT_TYPES, QUESTION_TYPES
-from rag_evaluator.llm.models import DEFAULT_MODEL_ALIAS
+from rag_evaluator.llm.session import CallOptions
 from rag_evaluator.settings import load_settings
 
 _DEFAULT_REQUEST = GenerateRequest(Path(), Path())
@@ -79,6 +79,7 @@ class GenerateConsoleInteraction(RunConsole):
             )
 
 
+@options.model_calling
 def generate_command(
     docs: Annotated[
         Path,
@@ -87,7 +88,7 @@ def generate_command(
     count: Annotated[
         int, typer.Option("--count", min=1, help="How many questions to write.")
     ] = _DEFAULT_REQUEST.count,
-    model: options.Model = DEFAULT_MODEL_ALIAS,
+    calls: CallOptions = options.DEFAULT_CALLS,
     examples: Annotated[
         Path | None,
         typer.Option(
@@ -129,22 +130,12 @@ def generate_command(
         bool, typer.Option("--force", help="Overwrite questions.csv and ground_truth.csv.")
     ] = False,
     yes: options.Yes = False,
-    concurrency: options.Concurrency = options.DEFAULT_CALLS.concurrency,
-    delay: options.Delay = options.DEFAULT_CALLS.delay_seconds,
-    batch: options.Batch = False,
-    batch_poll: options.BatchPoll = options.DEFAULT_CALLS.batch_poll_seconds,
-    cache: options.Cache = True,
-    max_cost: options.MaxCost = None,
-    exact_estimate: options.ExactEstimate = False,
-    max_retries: options.MaxRetries = options.DEFAULT_CALLS.max_retries,
-    timeout: options.Timeout = options.DEFAULT_CALLS.timeout_seconds,
-    checkpoint_dir: options.CheckpointDir = None,
 ) -> None:
     working_directory = Path.cwd()
     settings = load_settings(working_directory)
     configure_logging()
     request = GenerateRequest(
-        calls=options.call_options(locals()),
+        calls=calls,
         docs_dir=docs,
         working_directory=working_directory,
         count=count,

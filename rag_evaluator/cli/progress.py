@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rag_evaluator.cli import console
 from rag_evaluator.errors import UsageError
 from rag_evaluator.inputs.selection import format_numbers
-from rag_evaluator.llm.cost import ESTIMATE_ASSUMES, CostEstimate, dollar_range
+from rag_evaluator.llm.cost import CostEstimate, estimate_assumes
 from rag_evaluator.llm.judging import ProgressUpdate
 from rag_evaluator.text.money import format_usd
 
@@ -100,12 +100,12 @@ class RunConsole:
         how.extend(also)
         extra = f"; {', '.join(how)}" if how else ""
         console.info(
-            f"Estimated cost: {dollar_range(estimate.low_usd, estimate.high_usd)} "
+            f"Estimated cost: {estimate.dollars()} "
             f"({estimate.expected_calls_low} to {estimate.expected_calls_high} calls{extra})"
         )
         if len(estimate.families) > 1:
             for family in estimate.families:
                 console.info(f"  {family.describe()}")
-        console.info(f"  {ESTIMATE_ASSUMES}")
+        console.info(f"  {estimate_assumes(estimate)}")
         if max_cost is not None:
             console.info(f"Budget: stops before spending more than {format_usd(max_cost)}")

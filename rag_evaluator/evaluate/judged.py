@@ -27,6 +27,10 @@ from rag_evaluator.evaluate.request import (
 from rag_evaluator.families.base import JudgedFamily
 from rag_evaluator.families.judge.family import JudgeFamily
 from rag_evaluator.families.judge.prompt_file import SystemPrompt, load_system_prompt
+from rag_evaluator.families.jury.family import JuryFamily
+from rag_evaluator.families.jury.panel import parse_jury
+from rag_evaluator.families.jury.results import Juror
+from rag_evaluator.families.jury.tally import JuryTally
 from rag_evaluator.families.setup import LlmFamilySetup, build_llm_families, ragas_input_warnings
 from rag_evaluator.inputs.files import read_input_bytes
 from rag_evaluator.inputs.records import EvaluationItem
@@ -37,7 +41,6 @@ from rag_evaluator.llm.checkpoint.store import (
     remove_checkpoint,
     resolve_checkpoint_directory,
 )
-from rag_evaluator.llm.cost import dollar_range
 from rag_evaluator.llm.fingerprint import (
     InputNames,
     RunFingerprint,
@@ -46,14 +49,16 @@ from rag_evaluator.llm.fingerprint import (
     fingerprint_run,
 )
 from rag_evaluator.llm.judging import JudgedRecords
-from rag_evaluator.llm.models import ModelInfo, resolve_model
+from rag_evaluator.llm.models import ModelInfo, parse_price
 from rag_evaluator.llm.planning import JudgingOptions, JudgingPlan, PreparedCheckpoint, draw_seed
 from rag_evaluator.llm.planning import plan_judging as plan_questions
+from rag_evaluator.llm.providers import credentials_problem
 from rag_evaluator.llm.response_cache import default_cache_directory
 from rag_evaluator.llm.session import (
     ResumeTexts,
     RunSession,
     SessionConfig,
+    call_model,
     session_config,
 )
 from rag_evaluator.offline.families import MetricFamilies, runnable_offline_families
@@ -83,19 +88,29 @@ class JudgeSetup:
     system_prompt: SystemPrompt
     judge: bool = True
     llm: LlmFamilySetup = field(default_factory=lambda: LlmFamilySetup((), None, "", None))
+    jurors: tuple[Juror, ...] = ()  # --jury: the models that judge instead of ``model``
+
+    @property
+    def judged_by(self) -> str:
+        """The model (``provider/id`` off the Anthropic API), or the jury, as the plan,
+        summary and checkpoint name it."""
+        if not self.jurors:
+            return self.model.key
+        return "jury of " + " / ".join(juror.model.key for juror in self.jurors)
+
+    @property
+    def unpriced(self) -> tuple[str, ...]:
+        models = [juror.model for juror in self.jurors] or [self.model]
+        return tuple(model.key for model in models if not model.priced)
 
 
-def _missing_key_message(families: MetricFamilies) -> str:
-    message = (
-        "ANTHROPIC_API_KEY is not set. Set ANTHROPIC_API_KEY or put it in a .env file "
-        "in this folder (ANTHROPIC_API_KEY=sk-ant-...)"
-    )
+def _missing_credentials_message(problem: str, families: MetricFamilies) -> str:
     if not (families.wants_all or families.offline):
-        return message
+        return problem
     runnable = runnable_offline_families()
     if runnable:
-        message += f", or leave the judge out with --metrics {','.join(runnable)}"
-    return message
+        problem += f", or leave the judged families out with --metrics {','.join(runnable)}"
+    return problem
 
 
 def judge_setup(
@@ -104,28 +119,49 @@ def judge_setup(
     families: MetricFamilies,
     llm: LlmFamilySetup,
 ) -> JudgeSetup | None:
-    """The judged families' setup (key, model, prompt), or ``None`` for an offline run."""
+    """The judged families' setup (credentials, model, prompt), or ``None`` for an offline
+    run."""
     if not families.model_judged:
         return None
-    model = resolve_model(request.calls.model)
-    if settings.api_key is None:
-        raise ConfigError(_missing_key_message(families))
+    jurors = _jurors(request)
+    models = [juror.model for juror in jurors] or [call_model(request.calls)]
+    for provider in dict.fromkeys(model.provider for model in models):
+        problem = credentials_problem(provider, settings)
+        if problem is not None:
+            raise ConfigError(_missing_credentials_message(problem, families))
+    api_key = settings.api_key or ""
     if not families.judge:
         if request.prompt_path is not None:
             logger.warning(
                 "--prompt is the judge family's prompt and the judge does not run: it is ignored"
             )
-        return JudgeSetup(
-            settings.api_key, model, SystemPrompt("", FAMILY_PROMPTS_ORIGIN), False, llm
-        )
+        prompt = SystemPrompt("", FAMILY_PROMPTS_ORIGIN)
+        return JudgeSetup(api_key, models[0], prompt, False, llm, jurors)
     prompt = load_system_prompt(request.prompt_path, request.working_directory)
-    return JudgeSetup(settings.api_key, model, prompt, True, llm)
+    return JudgeSetup(api_key, models[0], prompt, True, llm, jurors)
+
+
+def _jurors(request: EvaluateRequest) -> tuple[Juror, ...]:
+    calls = request.calls
+    if calls.jury is None:
+        return ()
+    return parse_jury(calls.jury, parse_price(calls.price) if calls.price else None)
 
 
 def judged_families(request: EvaluateRequest, setup: JudgeSetup) -> tuple[JudgedFamily[Any], ...]:
-    """The run's model-judged families in column order: the judge, then the LLM families."""
-    judge = [JudgeFamily(setup.system_prompt.text, request.hedge_phrases)] if setup.judge else []
-    return (*judge, *build_llm_families(setup.llm))
+    """The run's model-judged families in column order: the judge, then the LLM families;
+    each sat on by the jury when there is one (the judge then asks no consensus votes: the
+    jurors' majority replaces them)."""
+    consensus = not setup.jurors
+    judge = (
+        [JudgeFamily(setup.system_prompt.text, request.hedge_phrases, consensus=consensus)]
+        if setup.judge
+        else []
+    )
+    families = (*judge, *build_llm_families(setup.llm))
+    if not setup.jurors:
+        return families
+    return tuple(JuryFamily(family, setup.jurors) for family in families)
 
 
 def _session_config(
@@ -141,6 +177,7 @@ def _session_config(
         setup.api_key,
         checkpoint_path(directory, checkpoint_key(paths)),
         settings.cache_dir or default_cache_directory(),
+        tuple(juror.model for juror in setup.jurors),
     )
 
 
@@ -153,7 +190,7 @@ def _fingerprint(
         read_input_bytes(questions),
         read_input_bytes(ground_truth),
         read_input_bytes(answers),
-        setup.model.model_id,
+        setup.judged_by,
         judge_prompt,
         families=[family.name for family in families],
         settings={
@@ -288,6 +325,8 @@ def _run_plan(
     return replace(
         base,
         model=setup.model,
+        judged_by=setup.judged_by,
+        jurors=len(setup.jurors),
         prompt_origin=setup.system_prompt.origin,
         seed=checkpoint.header.seed,
         seed_was_drawn=checkpoint.resume_from is None and request.seed is None,
@@ -332,6 +371,7 @@ def _write_outcome(
     tally, group_tally = tally_rows(rows, base_plan.group_by, families, offline.columns)
     carried = carried_columns(base_plan, families, offline.columns)
     facts = _facts(request, setup, plan, tally, base_plan, offline.columns, carried, partial)
+    facts = replace(facts, output_notes=judged_records.output_notes)
     summary = summary_lines(tally, facts)
     groups = group_tally.summaries() if group_tally is not None else []
     try:
@@ -364,6 +404,11 @@ def _write_outcome(
         groups=groups,
         reference_free=request.reference_free,
         not_applicable=offline.empty,
+        jury=[
+            (family.name, family_tally.agreement())
+            for family, family_tally in zip(families, tally.family_tallies, strict=True)
+            if isinstance(family_tally, JuryTally)
+        ],
     )
 
 
@@ -381,7 +426,7 @@ def _facts(
     estimate = plan.estimate
     return RunFacts(
         judged=True,
-        model_id=setup.model.model_id,
+        model_id=setup.judged_by,
         seed=plan.checkpoint.header.seed,
         prompt_origin=setup.system_prompt.origin,
         usage=tally.usage,
@@ -389,12 +434,13 @@ def _facts(
         retries=tally.retries,
         cached_questions=tally.cached_questions,
         cost_usd=tally.cost_usd,
-        estimate=dollar_range(estimate.low_usd, estimate.high_usd) if plan.sends_calls else None,
+        estimate=estimate.summary_dollars() if plan.sends_calls else None,
         batch=request.calls.batch,
         coverage=base_plan.coverage,
         metric_columns=metric_columns,
         metadata_columns=carried,
         partial=partial,
+        unpriced=setup.unpriced,
     )
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES
+from rag_evaluator.families.jury.tally import JuryAgreement
 from rag_evaluator.families.setup import LlmFamilyOptions
 from rag_evaluator.llm.cost import CostEstimate
 from rag_evaluator.llm.models import ModelInfo
@@ -92,6 +93,8 @@ class RunPlan:
     families: MetricFamilies
     coverage: tuple[int, int]
     model: ModelInfo | None = None
+    judged_by: str = ""  # the model or jury, as named to the user
+    jurors: int = 0
     prompt_origin: str | None = None
     seed: int | None = None
     seed_was_drawn: bool = False
@@ -134,3 +137,5 @@ class RunOutcome:
     reference_free: bool = False
     # The offline metrics left empty for some questions, and why (a table after the summary).
     not_applicable: list[EmptyMetric] = field(default_factory=list)
+    # A jury's agreement, by family name (a table after the summary).
+    jury: list[tuple[str, JuryAgreement]] = field(default_factory=list)

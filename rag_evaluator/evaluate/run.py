@@ -31,8 +31,7 @@ from rag_evaluator.evaluate.request import (
 from rag_evaluator.families.setup import prepare_llm_families
 from rag_evaluator.inputs.selection import exclusion_warnings
 from rag_evaluator.llm.judging import ProgressUpdate
-from rag_evaluator.llm.models import resolve_model
-from rag_evaluator.llm.session import check_call_options
+from rag_evaluator.llm.session import call_models, check_call_options
 from rag_evaluator.offline.families import check_offline_ready, parse_metric_families, resolve_all
 from rag_evaluator.offline.runner import metric_columns as offline_metric_columns
 from rag_evaluator.results.gates import (
@@ -107,7 +106,7 @@ def run_evaluation(
     families = parse_metric_families(request.metrics)
     llm = prepare_llm_families(families.llm, request.llm_options, request.working_directory)
     if families.model_judged:
-        resolve_model(request.calls.model)  # an unknown model is reported before any file is read
+        call_models(request.calls)  # an unknown model is reported before any file is read
     request = settle_ground_truth(request, families, llm)
     files, selection, metadata_columns, reference_free = load_inputs(request)
     group_by = group_column(request, metadata_columns)

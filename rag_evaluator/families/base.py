@@ -20,11 +20,12 @@ The engine sums the usage and calls of every outcome into the result, so tasks d
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
+from rag_evaluator.llm.models import ModelInfo
 from rag_evaluator.llm.requests import (
     CHARS_PER_TOKEN_HIGH,
     CHARS_PER_TOKEN_LOW,
@@ -117,6 +118,21 @@ class CallEstimate:
         return -(-self.system_characters // CHARS_PER_TOKEN_HIGH)
 
 
+@dataclass(frozen=True)
+class PricedEstimate:
+    """A share of a family's expected calls for one question, priced with one model.
+
+    ``share`` names it in the estimate (the family, or ``judge (haiku)`` for a juror's);
+    ``model`` is ``None`` for the run's own model; ``first`` is the first request of the share
+    (counted by the API for ``--exact-estimate``).
+    """
+
+    share: str
+    model: ModelInfo | None
+    estimate: CallEstimate
+    first: ModelRequest
+
+
 class SummaryTally(ABC, Generic[ResultT]):
     """A family's summary built one result at a time, so that a run can read its results
     back from the checkpoint one by one instead of holding them all (issue 15).
@@ -128,6 +144,11 @@ class SummaryTally(ABC, Generic[ResultT]):
     @abstractmethod
     def add(self, result: ResultT) -> None:
         """Count one question's result."""
+
+    def add_question(self, question_number: int, result: ResultT) -> None:
+        """Count one question's result, given its number: for a tally that names questions
+        (a jury's split questions); the others only ``add`` it."""
+        self.add(result)
 
     @abstractmethod
     def lines(self) -> list[SummaryLine]:
@@ -179,6 +200,11 @@ class JudgedFamily(ABC, Generic[ResultT]):
     def estimate(self, item: EvaluationItem, first_stage: Stage) -> CallEstimate:
         """The expected calls for ``item``, given the requests of its first stage."""
 
+    def priced_estimates(self, item: EvaluationItem, first_stage: Stage) -> list[PricedEstimate]:
+        """``estimate`` as shares priced by model: one, at the run's model (a jury has one
+        per juror)."""
+        return [PricedEstimate(self.name, None, self.estimate(item, first_stage), first_stage[0])]
+
     @abstractmethod
     def cells(self, result: ResultT | None) -> list[CellValue]:
         """The row's cells for ``columns`` (all empty when ``result`` is ``None``)."""
@@ -214,6 +240,17 @@ class JudgedFamily(ABC, Generic[ResultT]):
             "relevant_contexts": item.relevant_contexts,
             "required_facts": item.required_facts,
         }
+
+    def jury_verdict(self, results: Sequence[ResultT]) -> ResultT:
+        """The jury's combined result from its jurors' results for one question (``--jury``
+        order, unscored ones included): the majority of each rate, the median of each score,
+        the scores built on them recomputed by the family's own rules, and the reasoning of
+        the first juror nearest the verdict on the family's first metric. It pays for nothing
+        (no usage, calls or cost: the jurors' results carry them) and is never ``cached``.
+        With no juror scored it is ``unscored`` with the first juror's error.
+
+        Every metric family overrides it; a family that cannot sit in a jury raises."""
+        raise NotImplementedError(f"the {self.name} family cannot judge as a jury")
 
     def missing_answer(self, note: str) -> ResultT | None:
         """The result for a question without an answer under ``--score-missing`` (or ``None``

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rag_evaluator.errors import ConfigError
+from rag_evaluator.errors import ConfigError, UsageError
 from rag_evaluator.families.base import FamilyResult, JudgedFamily
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.llm.engine import FamilyRun, QuestionJob
@@ -35,31 +35,39 @@ def model_client(
     max_retries: int = 6,
     timeout_seconds: float = 120.0,
     max_cost: float | None = None,
+    price: tuple[float, float] | None = None,
 ) -> ModelClient:
-    """A model client for the library functions: ``sonnet``, ``haiku``, ``opus`` or a model id.
+    """A model client for the library functions: ``sonnet``, ``haiku``, ``opus``, a model id,
+    or ``PROVIDER/MODEL`` as ``--model`` takes it (``price``: dollars per million input and
+    output tokens of a model without a known price).
 
-    The key is ``api_key``, else ``ANTHROPIC_API_KEY`` (environment or ``./.env``).
-    ``max_cost`` caps what the client may spend, across every call made with it. The caller
-    closes it (``rag_evaluator.metrics.judge_client`` is the context manager that does).
+    The Anthropic API's key is ``api_key``, else ``ANTHROPIC_API_KEY`` (environment or
+    ``./.env``); other providers read their own variables. ``max_cost`` caps what the client
+    may spend, across every call made with it (it needs a price). The caller closes it
+    (``rag_evaluator.metrics.judge_client`` is the context manager that does).
     """
     # Imported here: the SDK takes seconds to import.
     from rag_evaluator.llm.client import ClientSettings, ModelClient
     from rag_evaluator.llm.limits import CallLimiter, SpendingCap
-    from rag_evaluator.llm.transport import Transport
+    from rag_evaluator.llm.providers import credentials_problem, open_transport
 
-    info = resolve_model(model)
-    key = api_key or load_settings(Path.cwd()).api_key
-    if not key:
-        raise ConfigError(
-            "ANTHROPIC_API_KEY is not set. Set it, put it in a .env file in this folder, or pass "
-            "api_key= to judge_client()"
+    info = resolve_model(model, price)
+    if max_cost is not None and not info.priced:
+        raise UsageError(
+            f"max_cost needs the price of {info.key}, which rag-eval does not know. Pass "
+            "price=(input, output) in dollars per million tokens"
         )
+    settings = load_settings(Path.cwd())
+    key = api_key or settings.api_key
+    problem = None if api_key else credentials_problem(info.provider, settings)
+    if problem is not None:
+        raise ConfigError(f"{problem}, or pass api_key= to judge_client()")
     return ModelClient(
-        Transport(key, timeout_seconds),
+        open_transport(info, key, timeout_seconds),
         ClientSettings(model=info, max_retries=max_retries),
         limiter=CallLimiter(max(1, concurrency), delay_seconds),
         cap=SpendingCap(max_cost),
-        api_key=key,
+        api_key=key or "",
     )
 
 

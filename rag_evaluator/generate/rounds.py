@@ -112,7 +112,7 @@ class Rounds:
             for slot in self.slots
             if slot.number in records
         ]
-        return judge_replies(entries, self.options.model.model_id)
+        return judge_replies(entries, self.options.model.key)
 
     def next_types(self, outcomes: Sequence[SlotOutcome]) -> list[str]:
         """The types of the next round's questions (empty: no further round)."""

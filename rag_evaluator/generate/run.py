@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -69,14 +69,13 @@ from rag_evaluator.llm.checkpoint.store import (
     remove_checkpoint,
     resolve_checkpoint_directory,
 )
-from rag_evaluator.llm.cost import dollar_range
 from rag_evaluator.llm.fingerprint import checkpoint_key
 from rag_evaluator.llm.generation_fingerprint import (
     GenerationFingerprint,
     generation_differences,
     generation_fingerprint,
 )
-from rag_evaluator.llm.models import ModelInfo, resolve_model
+from rag_evaluator.llm.models import ModelInfo
 from rag_evaluator.llm.planning import (
     CountTokens,
     JudgingOptions,
@@ -84,12 +83,14 @@ from rag_evaluator.llm.planning import (
     PreparedCheckpoint,
     draw_seed,
 )
+from rag_evaluator.llm.providers import credentials_problem
 from rag_evaluator.llm.response_cache import default_cache_directory
 from rag_evaluator.llm.session import (
     ResumeDecision,
     ResumeTexts,
     RunSession,
     SessionConfig,
+    call_model,
     check_call_options,
     session_config,
 )
@@ -280,7 +281,7 @@ def _facts(
         chunks=len(inputs.chunks),
         question_chunks=len(inputs.askable),
         count=request.count,
-        model_id=model.model_id,
+        model_id=model.key,
         seed=seed,
         rounds=rounds.rounds,
         calls=sum(record.calls for record in present),
@@ -293,6 +294,7 @@ def _facts(
         cost_usd=sum(record.cost_usd for record in present),
         estimate=estimate,
         batch=request.calls.batch,
+        unpriced=() if model.priced else (model.key,),
     )
 
 
@@ -313,17 +315,15 @@ class _Setup:
 def _prepare(request: GenerateRequest, settings: Settings) -> _Setup:
     """Options checked, documents read and chunked, the generator and its fingerprint."""
     weights = _check_request(request)
-    model = resolve_model(request.calls.model)
+    model = call_model(request.calls)
     paths = golden_set_paths(request.output_dir)
     if not request.force:
         refuse_to_overwrite(paths)
     inputs = _read_inputs(request)
-    api_key = settings.api_key
-    if api_key is None:
-        raise ConfigError(
-            "ANTHROPIC_API_KEY is not set. Set ANTHROPIC_API_KEY or put it in a .env file in "
-            "this folder (ANTHROPIC_API_KEY=sk-ant-...)"
-        )
+    problem = credentials_problem(model.provider, settings)
+    if problem is not None:
+        raise ConfigError(problem)
+    api_key = settings.api_key or ""
     family = GenerationFamily(build_system_prompt(inputs.examples))
     pairing = _pairing_method(request, weights)
     fingerprint = generation_fingerprint(
@@ -335,7 +335,7 @@ def _prepare(request: GenerateRequest, settings: Settings) -> _Setup:
             "chunk_characters": request.chunk_characters,
             "pairing": pairing,
         },
-        model.model_id,
+        model.key,
         family.system_prompt,
     )
     return _Setup(model, api_key, weights, paths, inputs, family, pairing, fingerprint)
@@ -383,7 +383,6 @@ def run_generation(
         check_output_folder(request.output_dir)
         outcomes, records = _ask_rounds(session, rounds, plan, options)
         interaction.finished()
-        shown_estimate = dollar_range(estimate.low_usd, estimate.high_usd)
         facts = _facts(
             setup.inputs,
             request,
@@ -391,8 +390,9 @@ def run_generation(
             header.seed,
             rounds,
             records,
-            shown_estimate if plan.sends_calls else None,
+            estimate.summary_dollars() if plan.sends_calls else None,
         )
+        facts = replace(facts, output_notes=session.client.output_notes())
         return _finish(request, outcomes, facts, setup.paths, path)
 
 

@@ -10,7 +10,7 @@ from rag_evaluator.generate.filters import FILTER_LABELS, FILTERS
 from rag_evaluator.generate.sampling import QUESTION_TYPES
 from rag_evaluator.generate.selection import SlotOutcome, rejection_counts
 from rag_evaluator.inputs.records import TokenUsage
-from rag_evaluator.results.summary import SummaryLine, spending_lines
+from rag_evaluator.results.summary import STRUCTURED_OUTPUT, SummaryLine, spending_lines
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,8 @@ class GenerationFacts:
     cost_usd: float
     estimate: str | None
     batch: bool = False
+    unpriced: tuple[str, ...] = ()  # the model, when its price is unknown
+    output_notes: tuple[str, ...] = ()  # the model, when asked for JSON in text
 
 
 def generation_summary(
@@ -68,5 +70,9 @@ def generation_summary(
         SummaryLine("Calls", str(facts.calls)),
         SummaryLine("Cached Questions", str(facts.cached_questions)),
     ]
-    lines += spending_lines(facts.usage, facts.batch, facts.estimate, facts.cost_usd)
+    if facts.output_notes:
+        lines.append(SummaryLine(STRUCTURED_OUTPUT, " / ".join(facts.output_notes)))
+    lines += spending_lines(
+        facts.usage, facts.batch, facts.estimate, facts.cost_usd, facts.unpriced
+    )
     return lines

@@ -44,6 +44,7 @@ from rag_evaluator.llm.checkpoint.store import (
 from rag_evaluator.llm.client import ModelClient
 from rag_evaluator.llm.engine import FamilyRun, QuestionJob, stage_digest
 from rag_evaluator.llm.requests import CallOutcome, FailureKind, ModelRequest
+from rag_evaluator.llm.routing import ModelClients
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ class BatchRunner:
 
     def __init__(
         self,
-        client: ModelClient,
+        client: ModelClient | ModelClients,
         stop: threading.Event,
         *,
         poll_seconds: float = 30.0,
@@ -270,7 +271,7 @@ class BatchRunner:
         return groups
 
     def _entry(self, item: _Pending) -> dict[str, Any]:
-        return {"custom_id": item.custom_id, "params": self.client.params(item.request)}
+        return self.client.batch_entry(item.custom_id, item.request)
 
     def _create_all(self, chosen: list[_Pending]) -> None:
         """Create a batch per group, each recorded as an intent first and by id once it exists."""

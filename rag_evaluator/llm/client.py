@@ -1,23 +1,23 @@
-"""The single seam to the model: every request of every family goes through ``ModelClient``.
+"""The single seam to the models: every request of every family goes through ``ModelClient``.
 
-It owns, for direct calls and Message Batches alike:
+It owns, whatever the provider (the transport of ``llm/providers`` turns each SDK's replies
+and errors into ``Reply`` and ``ApiError``), for direct calls and Message Batches alike:
 
 - retry classification, in one function (``classify_failure``, with ``failure_for_status``
   shared by HTTP errors and errored batch entries): transient (429, 529, 5xx, 408/409,
   network, timeout, a reply that is not a valid message), tied to the request (unusable
-  output, refusal, other 4xx), or fatal (bad key 401, no access 403, unknown model 404,
-  billing 402);
+  output, refusal, other 4xx), or fatal (bad credentials 401, no access 403, unknown model
+  404, billing 402);
 - one retry policy (``RetryPolicy``) for every request: direct calls, the pre-flight check,
   token counting and each Message Batches request; ``retry-after`` also pauses every other
   worker, through the ``CallLimiter``; a request whose answer is unusable is asked again
   until ``max_calls_per_question`` calls have failed that way;
-- structured output (a JSON schema per request) and reading the reply, checked before
-  anything of it is used (``read_message``);
+- reading the structured answer of a reply;
 - usage and cost accounting per call (batch and cache rates included), and the ``--max-cost``
   cap (``SpendingCap``);
-- redaction: every text that came from the API passes ``_redacted`` before it goes anywhere,
-  so a message echoing the API key never reaches the terminal, the log or a file;
-- the free pre-flight check of the key and model, and token counting.
+- redaction: every text that came from the API passes ``redacted`` before it goes anywhere,
+  so a message echoing the key never reaches the terminal, the log or a file;
+- the pre-flight check of the credentials and model, and token counting.
 
 It is safe to call from several threads at once.
 """
@@ -31,9 +31,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
-import anthropic
-import httpx2
-
 from rag_evaluator.errors import (
     BatchMissingError,
     BudgetExhaustedError,
@@ -45,34 +42,31 @@ from rag_evaluator.inputs.records import TokenUsage
 from rag_evaluator.llm.cost import caches_system_prompt, call_cost, reserved_call_usd
 from rag_evaluator.llm.limits import CallLimiter, SpendingCap
 from rag_evaluator.llm.models import ModelInfo
+from rag_evaluator.llm.providers.base import (
+    CONNECTION,
+    MALFORMED,
+    STATUS,
+    TIMEOUT,
+    ApiError,
+    ModelFacts,
+    ModelTransport,
+    ProviderTerms,
+    Reply,
+)
 from rag_evaluator.llm.requests import (
     CallOutcome,
     FailureKind,
     ModelRequest,
     ReplyError,
     read_reply,
-    request_params,
     too_long_reason,
 )
 from rag_evaluator.llm.retry import RetryPolicy
-from rag_evaluator.llm.transport import Transport
 
 logger = logging.getLogger(__name__)
 
-API_KEY_HELP = (
-    "Check ANTHROPIC_API_KEY in your environment or .env "
-    "(keys are at https://console.anthropic.com/settings/keys)"
-)
-BILLING_HELP = (
-    "Add credits or a payment method at https://console.anthropic.com/settings/billing, "
-    "then run the same command again to resume"
-)
 _API_MESSAGE_LIMIT = 200
-# The headers through which the API asks for a wait, and their unit in seconds.
-_RETRY_AFTER_HEADERS = (("retry-after-ms", 0.001), ("retry-after", 1.0))
 _THROTTLE_STATUSES = (429, 529)
-# No model reads or writes more tokens than this in one call: a larger count is a broken reply.
-MAX_TOKENS_PER_CALL = 100_000_000
 _REDACTED = "[REDACTED]"
 # An errored batch entry names its error by type; the HTTP status that type stands for.
 _STATUS_OF_ERROR_TYPE = {
@@ -87,6 +81,8 @@ _STATUS_OF_ERROR_TYPE = {
     "timeout_error": 504,
     "overloaded_error": 529,
 }
+# How many models a "does not serve this model" message lists.
+_MODELS_LISTED = 12
 
 T = TypeVar("T")
 
@@ -120,19 +116,6 @@ class Failure:
     retry: bool = True  # False when the API said x-should-retry: false
 
 
-class MalformedReplyError(Exception):
-    """A 200 reply that is not a valid message (not JSON, HTML, no content, no usage)."""
-
-
-@dataclass(frozen=True)
-class ReadMessage:
-    """The parts of a valid Messages API reply that rag-eval uses."""
-
-    stop_reason: str | None
-    text: str
-    usage: TokenUsage
-
-
 @dataclass(frozen=True)
 class BatchProgress:
     """How far a Message Batch has got."""
@@ -152,62 +135,34 @@ class BatchInfo:
     ended: bool
 
 
-def _api_message(error: anthropic.APIStatusError) -> str:
-    message = error.api_message or ""
-    message = " ".join(message.split())
-    if len(message) > _API_MESSAGE_LIMIT:
-        message = message[: _API_MESSAGE_LIMIT - 3] + "..."
-    return message
-
-
-def _header_seconds(headers: httpx2.Headers, name: str, scale: float) -> float | None:
-    """A wait header in seconds; ``None`` when absent, negative or an HTTP date (rare: the
-    capped backoff covers those)."""
-    value = headers.get(name)
-    if value is None:
-        return None
-    try:
-        seconds = float(value) * scale
-    except ValueError:
-        return None
-    return seconds if 0 <= seconds < float("inf") else None
-
-
-def retry_after_seconds(headers: httpx2.Headers) -> float | None:
-    """The wait the API asked for, in seconds (``retry-after-ms`` or ``retry-after``)."""
-    for name, scale in _RETRY_AFTER_HEADERS:
-        seconds = _header_seconds(headers, name, scale)
-        if seconds is not None:
-            return seconds
-    return None
-
-
 def fatal_status_failure(
-    status: int, error_type: str | None, detail: str, model_id: str
+    status: int, error_type: str | None, detail: str, model_id: str, terms: ProviderTerms
 ) -> Failure | None:
     """The fatal meaning of an error status (401, 403, 404, 402/billing), else ``None``."""
     suffix = f": {detail}" if detail else ""
-    if status == 402 or error_type == "billing_error":
+    if status == 402 or error_type in ("billing_error", "insufficient_quota"):
         return Failure(
             FailureKind.FATAL,
-            f"The Anthropic API refused to bill this request ({status}{suffix}). " + BILLING_HELP,
+            f"{terms.subject} refused to bill this request ({status}{suffix}). "
+            f"{terms.billing_help}, then run the same command again to resume",
         )
     if status == 401:
         return Failure(
             FailureKind.FATAL,
-            f"The Anthropic API rejected the API key (401{suffix}). {API_KEY_HELP}",
+            f"{terms.subject} rejected the {terms.credential} (401{suffix}). "
+            f"{terms.credentials_help}",
         )
     if status == 403:
         return Failure(
             FailureKind.FATAL,
-            f"The API key may not use model {model_id} (403{suffix}). Use a key from a "
-            "workspace with access to it, or choose another model with --model",
+            f"The {terms.credential} may not use model {model_id} (403{suffix}). Use "
+            f"{terms.credential} with access to it, or choose another model with --model",
         )
     if status == 404:
         return Failure(
             FailureKind.FATAL,
-            f"The Anthropic API does not know model {model_id} (404{suffix}). Use --model "
-            "sonnet, haiku or opus, or a current full model id",
+            f"{terms.subject} does not know model {model_id} (404{suffix}). Use --model sonnet, "
+            "haiku or opus, a current full model id, or PROVIDER/MODEL",
         )
     return None
 
@@ -217,12 +172,13 @@ def failure_for_status(
     error_type: str | None,
     detail: str,
     model_id: str,
+    terms: ProviderTerms,
     *,
     retry_after: float | None = None,
     should_retry: str | None = None,
 ) -> Failure:
     """What an error status means, for an HTTP error and an errored batch entry alike."""
-    fatal = fatal_status_failure(status, error_type, detail, model_id)
+    fatal = fatal_status_failure(status, error_type, detail, model_id, terms)
     if fatal is not None:
         return fatal
     if status == 429:
@@ -243,67 +199,49 @@ def failure_for_status(
     )
 
 
-def classify_failure(error: Exception, model_id: str) -> Failure:
+def _shortened(message: str) -> str:
+    message = " ".join(message.split())
+    if len(message) > _API_MESSAGE_LIMIT:
+        message = message[: _API_MESSAGE_LIMIT - 3] + "..."
+    return message
+
+
+def classify_failure(error: Exception, model_id: str, terms: ProviderTerms) -> Failure:
     """Decide whether a failed call is transient, tied to the request, or fatal.
 
     The only place that makes this decision; the retry loops just obey it.
     """
     if isinstance(error, ReplyError):
         return Failure(FailureKind.QUESTION, error.message, billed=True)
-    if isinstance(error, MalformedReplyError):
-        return Failure(FailureKind.TRANSIENT, f"the API sent a reply that is not valid ({error})")
-    if isinstance(error, anthropic.APITimeoutError):
-        return Failure(FailureKind.TRANSIENT, "the API did not answer in time")
-    if isinstance(error, anthropic.APIConnectionError):
-        return Failure(FailureKind.TRANSIENT, "the connection to the API failed")
-    if isinstance(error, anthropic.APIStatusError):
-        headers = error.response.headers
-        return failure_for_status(
-            error.status_code,
-            error.type,
-            _api_message(error),
-            model_id,
-            retry_after=retry_after_seconds(headers),
-            should_retry=headers.get("x-should-retry"),
+    if not isinstance(error, ApiError):
+        return Failure(
+            FailureKind.TRANSIENT, f"unexpected reply from the API ({type(error).__name__})"
         )
-    return Failure(FailureKind.TRANSIENT, f"unexpected reply from the API ({type(error).__name__})")
-
-
-def _token_count(value: Any, name: str) -> int:
-    if value is None:
-        return 0
-    if type(value) is not int or not 0 <= value <= MAX_TOKENS_PER_CALL:
-        raise MalformedReplyError(f"its usage has an impossible {name}")
-    return value
-
-
-def read_message(message: Any) -> ReadMessage:
-    """The stop reason, text and usage of a reply, or ``MalformedReplyError``.
-
-    The SDK hands back whatever a 200 held (an HTML page comes back as a string, a body of the
-    wrong shape as a message of ``None`` fields), so nothing is trusted until checked here.
-    """
-    if not isinstance(message, anthropic.types.Message):
-        raise MalformedReplyError("not a message")
-    content = message.content
-    if not isinstance(content, list):
-        raise MalformedReplyError("no content")
-    usage = message.usage
-    if usage is None or usage.input_tokens is None or usage.output_tokens is None:
-        raise MalformedReplyError("no usage")
-    counted = TokenUsage(
-        _token_count(usage.input_tokens, "input token count"),
-        _token_count(usage.output_tokens, "output token count"),
-        _token_count(usage.cache_creation_input_tokens, "cache write count"),
-        _token_count(usage.cache_read_input_tokens, "cache read count"),
+    if error.kind == TIMEOUT:
+        return Failure(FailureKind.TRANSIENT, "the API did not answer in time")
+    if error.kind == CONNECTION:
+        return Failure(FailureKind.TRANSIENT, "the connection to the API failed")
+    if error.kind == MALFORMED:
+        return Failure(FailureKind.TRANSIENT, f"the API sent a reply that is not valid ({error})")
+    detail = _shortened(error.message)
+    failure = failure_for_status(
+        error.status or 500,
+        error.error_type,
+        detail,
+        model_id,
+        terms,
+        retry_after=error.retry_after,
+        should_retry=error.should_retry,
     )
-    stop_reason = message.stop_reason if isinstance(message.stop_reason, str) else None
-    text = "".join(
-        block.text
-        for block in content
-        if getattr(block, "type", None) == "text" and isinstance(getattr(block, "text", None), str)
-    )
-    return ReadMessage(stop_reason, text, counted)
+    if error.status == 404 and error.served_models:
+        listed = ", ".join(error.served_models[:_MODELS_LISTED])
+        more = " and more" if len(error.served_models) > _MODELS_LISTED else ""
+        failure = replace(
+            failure,
+            reason=f"{terms.subject} does not serve model {model_id} (404). It serves: "
+            f"{listed}{more}. Choose one of them with --model",
+        )
+    return failure
 
 
 @dataclass
@@ -324,11 +262,11 @@ class _Attempts:
 
 
 class ModelClient:
-    """Sends requests to the model, one outcome per request, with retries and accounting."""
+    """Sends requests to one model, one outcome per request, with retries and accounting."""
 
     def __init__(
         self,
-        transport: Transport,
+        transport: ModelTransport,
         settings: ClientSettings,
         *,
         limiter: CallLimiter | None = None,
@@ -346,20 +284,27 @@ class ModelClient:
         self._jitter = jitter or random.Random()
 
     @property
+    def model(self) -> ModelInfo:
+        return self.settings.model
+
+    @property
     def model_id(self) -> str:
         return self.settings.model.model_id
+
+    @property
+    def terms(self) -> ProviderTerms:
+        return self.transport.terms
 
     def close(self) -> None:
         self.transport.close()
 
     # -- direct calls -------------------------------------------------------------------------
 
-    def params(self, request: ModelRequest) -> dict[str, Any]:
-        """The API body of ``request`` for this model (the same for a direct call and a batch)."""
-        cache = self.settings.prompt_caching and caches_system_prompt(
+    def caches(self, request: ModelRequest) -> bool:
+        """Whether ``request``'s system prompt goes out marked for prompt caching."""
+        return self.settings.prompt_caching and caches_system_prompt(
             request.system, self.settings.model
         )
-        return request_params(request, self.model_id, cache_system=cache)
 
     def estimated_call_usd(self, request: ModelRequest) -> float:
         """A call's likely cost, reserved against ``--max-cost`` while it is in flight."""
@@ -378,11 +323,10 @@ class ModelClient:
         too_long = too_long_reason(request, self.context_window_tokens)
         if too_long is not None:
             return CallOutcome(None, None, too_long, FailureKind.QUESTION)
-        params = self.params(request)
         attempts = _Attempts()
         while True:
             try:
-                reply, failure = self._attempt(request, params, attempts)
+                reply, failure = self._attempt(request, attempts)
                 if reply is not None:
                     answer = self._parsed(request, reply, attempts, where)
                     if isinstance(answer, CallOutcome):
@@ -399,8 +343,8 @@ class ModelClient:
             attempts.retries += 1
 
     def _attempt(
-        self, request: ModelRequest, params: dict[str, Any], attempts: _Attempts
-    ) -> tuple[ReadMessage | None, Failure | None]:
+        self, request: ModelRequest, attempts: _Attempts
+    ) -> tuple[Reply | None, Failure | None]:
         """One HTTP attempt within the budget and the limiter: the reply, or why there is none.
 
         The limiter's slot and the budget's reservation are given back whatever happens.
@@ -411,22 +355,17 @@ class ModelClient:
             self.limiter.acquire()
             failure: Failure | None = None
             try:
-                reply = read_message(self.transport.create_message(params))
-            except (anthropic.APIError, MalformedReplyError) as error:
+                reply = self.transport.send(
+                    request, self.model_id, cache_system=self.caches(request)
+                )
+            except ApiError as error:
                 failure = self._failure(error)
                 return None, failure
-            except ValueError as error:
-                # The SDK could not decode the body (not JSON, or not a model of it).
-                failure = self._failure(
-                    MalformedReplyError(f"body unreadable: {type(error).__name__}")
-                )
-                return None, failure
             finally:
+                retry_after = failure.retry_after_seconds if failure else None
                 self.limiter.release(
                     throttled=failure is not None and failure.throttled,
-                    retry_after=self.policy.capped(failure.retry_after_seconds)
-                    if failure
-                    else None,
+                    retry_after=self.policy.capped(retry_after),
                 )
             cost = call_cost(reply.usage, self.settings.model, batch=self.settings.batch)
             attempts.usage = attempts.usage + reply.usage
@@ -437,7 +376,7 @@ class ModelClient:
             self.cap.settle(reservation, cost)
 
     def _parsed(
-        self, request: ModelRequest, reply: ReadMessage, attempts: _Attempts, where: str
+        self, request: ModelRequest, reply: Reply, attempts: _Attempts, where: str
     ) -> CallOutcome | Failure:
         """The outcome of a billed reply with its parsed answer, or why it is unusable."""
         logger.debug(
@@ -515,7 +454,7 @@ class ModelClient:
 
     def _failure(self, error: Exception) -> Failure:
         """``classify_failure`` with the API's words redacted: the one way API text enters."""
-        failure = classify_failure(error, self.model_id)
+        failure = classify_failure(error, self.model_id, self.terms)
         return replace(failure, reason=self.redacted(failure.reason))
 
     def redacted(self, text: str) -> str:
@@ -545,26 +484,28 @@ class ModelClient:
         while True:
             try:
                 return action()
-            except (anthropic.APIError, ValueError) as error:
-                if missing is not None and _is_not_found(error):
+            except ApiError as error:
+                if missing is not None and error.kind == STATUS and error.status == 404:
                     raise missing() from error
                 failure = self._failure(error)
-                if unreachable is not None and _is_unreachable(error):
+                if unreachable is not None and error.kind == CONNECTION:
                     raise unreachable(failure) from error
                 if failure.kind is FailureKind.FATAL:
                     raise JudgeFatalError(failure.reason) from error
                 failures += 1
                 if failure.kind is FailureKind.QUESTION or self.policy.gives_up(failures):
+                    outages = self.terms.status_page
                     raise ConfigError(
-                        f"Could not {what} ({failure.reason}). Try again in a moment; "
-                        "https://status.anthropic.com shows outages"
+                        f"Could not {what} ({failure.reason}). Try again in a moment"
+                        + (f"; {outages} shows outages" if outages else "")
                     ) from error
                 wait = self.policy.wait_seconds(failures, failure.retry_after_seconds, self._jitter)
                 logger.warning("Could not %s (%s); retrying in %.1f s", what, failure.reason, wait)
                 self.limiter.wait(wait)
 
     def check_model(self) -> int | None:
-        """Pre-flight: prove the key, the model and the access with ``GET /v1/models/{id}``.
+        """Pre-flight: prove the credentials, the model and the access before anything is
+        paid for (free where the provider has a models endpoint).
 
         Returns the model's context window when the API states it. Raises ``JudgeFatalError``
         with the usual one-line fixes, and ``ConfigError`` when the API cannot be reached
@@ -572,40 +513,40 @@ class ModelClient:
         """
 
         def unreachable(failure: Failure) -> ConfigError:
+            variable = self.terms.base_url_variable
             return ConfigError(
-                f"Could not reach the Anthropic API at {self.transport.base_url} to check the "
-                f"key and model ({failure.reason}). Check your network (and "
-                "ANTHROPIC_BASE_URL if you set it), then run the same command again"
+                f"Could not reach {self.terms.name} at {self.transport.base_url} to check the "
+                f"credentials and model ({failure.reason}). Check your network"
+                + (f" (and {variable} if you set it)" if variable else "")
+                + ", then run the same command again"
             )
 
-        info = self.retrying(
+        facts = self.retrying(
             f"check model {self.model_id}",
-            lambda: self.transport.retrieve_model(self.model_id),
+            lambda: self.transport.check_model(self.model_id),
             unreachable=unreachable,
         )
-        return self._checked_model(info)
+        return self._checked_model(facts)
 
-    def _checked_model(self, info: anthropic.types.ModelInfo) -> int | None:
-        if info.lifecycle == "retired":
+    def _checked_model(self, facts: ModelFacts) -> int | None:
+        if facts.lifecycle == "retired":
             raise JudgeFatalError(
                 f"Model {self.model_id} is retired. Use --model sonnet, haiku or opus, or a "
                 "current full model id"
             )
-        if info.lifecycle == "deprecated":
+        if facts.lifecycle == "deprecated":
             logger.warning(
                 "Model %s is deprecated%s; consider a current model",
                 self.model_id,
-                f" and retires on {info.retires_at:%Y-%m-%d}" if info.retires_at else "",
+                f" and retires on {facts.retires_at:%Y-%m-%d}" if facts.retires_at else "",
             )
-        window = info.max_input_tokens
-        if isinstance(window, int) and window > 0:
+        window = facts.context_window_tokens
+        if window is not None:
             self.context_window_tokens = window
-        else:
-            window = None
         logger.info(
             "pre-flight: model %s (%s) available, context window %s tokens",
-            info.id,
-            info.display_name,
+            facts.model_id,
+            facts.display_name,
             window or "not stated",
         )
         return window
@@ -615,29 +556,40 @@ class ModelClient:
 
         Free requests do not wait for ``--delay`` or the calls' concurrency limit.
         """
-        params = self.params(request)
         try:
-            return self.retrying("count tokens", lambda: self.transport.count_tokens(params))
+            return self.retrying(
+                "count tokens",
+                lambda: self.transport.count_tokens(
+                    request, self.model_id, cache_system=self.caches(request)
+                ),
+            )
         except ConfigError as error:
             raise ConfigError(
                 f"{error.message.split('. Try again')[0]}. Run without --exact-estimate to use "
                 "the local estimate"
             ) from error
 
-    # -- Message Batches ----------------------------------------------------------------------
+    # -- Message Batches (the Anthropic API only) ----------------------------------------------
+
+    def batch_entry(self, custom_id: str, request: ModelRequest) -> dict[str, Any]:
+        """The batch entry of ``request``: the same body as a direct call."""
+        from rag_evaluator.llm.providers.anthropic import messages_body
+
+        body = messages_body(request, self.model_id, cache_system=self.caches(request))
+        return {"custom_id": custom_id, "params": body}
 
     def create_batch(self, entries: list[dict[str, Any]]) -> str:
         """Create a Message Batch of ``{"custom_id", "params"}`` entries; its id."""
-        batch = self.retrying(
-            "create a Message Batch", lambda: self.transport.create_batch(entries)
-        )
+        transport: Any = self.transport
+        batch = self.retrying("create a Message Batch", lambda: transport.create_batch(entries))
         return batch.id
 
     def batch_progress(self, batch_id: str) -> BatchProgress:
         """How far the batch has got; ``BatchMissingError`` when the API no longer knows it."""
+        transport: Any = self.transport
         batch = self.retrying(
             f"check Message Batch {batch_id}",
-            lambda: self.transport.retrieve_batch(batch_id),
+            lambda: transport.retrieve_batch(batch_id),
             missing=lambda: BatchMissingError(batch_id),
         )
         counts = batch.request_counts
@@ -648,16 +600,18 @@ class ModelClient:
 
     def batch_results(self, batch_id: str) -> list[Any]:
         """The results of an ended batch (SDK entries: ``custom_id`` and ``result``)."""
+        transport: Any = self.transport
         return self.retrying(
             f"read the results of Message Batch {batch_id}",
-            lambda: list(self.transport.batch_results(batch_id)),
+            lambda: transport.batch_results(batch_id),
             missing=lambda: BatchMissingError(batch_id),
         )
 
     def batches_created_since(self, since: datetime) -> list[BatchInfo]:
         """The workspace's batches created at or after ``since``, newest first."""
+        transport: Any = self.transport
         found = self.retrying(
-            "list the Message Batches", lambda: self.transport.batches_created_since(since)
+            "list the Message Batches", lambda: transport.batches_created_since(since)
         )
         infos = []
         for batch in found:
@@ -679,10 +633,12 @@ class ModelClient:
     ) -> tuple[CallOutcome, Failure | None]:
         """One batch result as an outcome (usage and cost of a billed answer) and, when it is
         not a usable answer, why (with the API's words redacted)."""
+        from rag_evaluator.llm.providers.anthropic import read_message
+
         if result.type == "succeeded":
             try:
                 reply = read_message(result.message)
-            except MalformedReplyError as error:
+            except ApiError as error:
                 return CallOutcome(None, None), self._failure(error)
             cost = call_cost(reply.usage, self.settings.model, batch=True)
             billed = CallOutcome(None, None, None, None, reply.usage, 1, cost)
@@ -695,21 +651,9 @@ class ModelClient:
         if result.type == "errored":
             error = getattr(result.error, "error", None)
             error_type = getattr(error, "type", None) or "api_error"
-            detail = " ".join(str(getattr(error, "message", "") or "").split())
+            detail = _shortened(str(getattr(error, "message", "") or ""))
             status = _STATUS_OF_ERROR_TYPE.get(error_type, 500)
-            failure = failure_for_status(
-                status, error_type, detail[:_API_MESSAGE_LIMIT], self.model_id
-            )
+            failure = failure_for_status(status, error_type, detail, self.model_id, self.terms)
             return CallOutcome(None, None), replace(failure, reason=self.redacted(failure.reason))
         reason = f"the batch request was {result.type}"
         return CallOutcome(None, None), Failure(FailureKind.TRANSIENT, reason)
-
-
-def _is_not_found(error: Exception) -> bool:
-    return isinstance(error, anthropic.NotFoundError)
-
-
-def _is_unreachable(error: Exception) -> bool:
-    return isinstance(error, anthropic.APIConnectionError) and not isinstance(
-        error, anthropic.APITimeoutError
-    )

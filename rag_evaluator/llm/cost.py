@@ -9,7 +9,7 @@ and how large they are (``CallEstimate``); this module turns that into tokens an
 - high: dense text (3 characters per token), long replies, and every extra call a family may
   make (for the judge: every question hedging into 3 consensus votes), so that the actual
   cost falls inside the range; only answers asked again because they were unusable (rare) are
-  left out, and the pre-run summary says so (``ESTIMATE_ASSUMES``).
+  left out, and the pre-run summary says so (``estimate_assumes``).
 
 Prompt caching: when the system prompt is long enough to be cached for the model, the first
 call of each family writes it to the cache (1.25x the input price) and every later call reads
@@ -39,11 +39,7 @@ from rag_evaluator.text.money import dollar_range as dollar_range
 from rag_evaluator.text.money import format_usd as format_usd
 
 _PER_MILLION = 1_000_000
-ESTIMATE_ASSUMES = (
-    "The high end assumes dense text, long replies and every extra call a family may make "
-    "(the judge's 3 consensus votes for every question); unusable answers asked again are "
-    "not included"
-)
+PRICE_UNKNOWN = "price unknown"
 
 
 @dataclass(frozen=True)
@@ -58,6 +54,7 @@ class FamilyCost:
     output_tokens_high: int
     low_usd: float
     high_usd: float
+    priced: bool = True  # False: the model's price is unknown (dollars shown as such)
 
     def describe(self) -> str:
         """``ragas: $0.0100 to $0.0300, 24 calls (6 per question), 960 to 3,600 output tokens``."""
@@ -72,8 +69,9 @@ class FamilyCost:
             high = self.calls_high / self.questions
             shown = f"{low:.3g}" if round(low, 2) == round(high, 2) else f"{low:.3g}-{high:.3g}"
             per_question = f" ({shown} per question)"
+        dollars = dollar_range(self.low_usd, self.high_usd) if self.priced else PRICE_UNKNOWN
         return (
-            f"{self.family}: {dollar_range(self.low_usd, self.high_usd)}, {calls} calls"
+            f"{self.family}: {dollars}, {calls} calls"
             f"{per_question}, {self.output_tokens_low:,} to {self.output_tokens_high:,} output "
             "tokens"
         )
@@ -97,6 +95,38 @@ class CostEstimate:
     prompt_caching: bool = False
     families: tuple[FamilyCost, ...] = ()
 
+    @property
+    def unpriced(self) -> tuple[str, ...]:
+        """The families (or jurors' shares) whose model has no known price."""
+        return tuple(family.family for family in self.families if not family.priced)
+
+    def dollars(self) -> str:
+        """The cost range in words: dollars, the tokens when no price is known, or dollars
+        plus the shares whose price is unknown."""
+        unpriced = self.unpriced
+        if not unpriced:
+            return dollar_range(self.low_usd, self.high_usd)
+        tokens = (
+            f"{self.input_tokens_low:,} to {self.input_tokens_high:,} input and "
+            f"{self.output_tokens_low:,} to {self.output_tokens_high:,} output tokens"
+        )
+        if len(unpriced) == len(self.families):
+            return f"{PRICE_UNKNOWN} (--price IN/OUT sets one); {tokens}"
+        return (
+            f"{dollar_range(self.low_usd, self.high_usd)} plus {', '.join(unpriced)} at a "
+            "price unknown (--price IN/OUT sets one)"
+        )
+
+    def summary_dollars(self) -> str:
+        """The cost range as the results' summary states it (no comma)."""
+        unpriced = self.unpriced
+        if not unpriced:
+            return dollar_range(self.low_usd, self.high_usd)
+        if len(unpriced) == len(self.families):
+            return PRICE_UNKNOWN
+        shares = " / ".join(unpriced)
+        return f"{dollar_range(self.low_usd, self.high_usd)} plus {shares} ({PRICE_UNKNOWN})"
+
 
 def caches_system_prompt(system_prompt: str, model: ModelInfo) -> bool:
     """Whether the system prompt is long enough for the API to cache it for ``model``.
@@ -104,15 +134,17 @@ def caches_system_prompt(system_prompt: str, model: ModelInfo) -> bool:
     Decided on the low token estimate (4 characters per token), so the prompt is only marked
     when it surely reaches the model's minimum.
     """
-    return len(system_prompt) // CHARS_PER_TOKEN_LOW >= model.cache_minimum_tokens
+    return model.caches_prompts and (
+        len(system_prompt) // CHARS_PER_TOKEN_LOW >= model.cache_minimum_tokens
+    )
 
 
 def _input_dollars(tokens: float, model: ModelInfo) -> float:
-    return tokens * model.input_price_per_mtok / _PER_MILLION
+    return tokens * (model.input_price_per_mtok or 0.0) / _PER_MILLION
 
 
 def _output_dollars(tokens: float, model: ModelInfo) -> float:
-    return tokens * model.output_price_per_mtok / _PER_MILLION
+    return tokens * (model.output_price_per_mtok or 0.0) / _PER_MILLION
 
 
 def _cached_input_dollars(
@@ -180,20 +212,24 @@ def estimate_cost(
     questions: int | None = None,
     cached_questions: int = 0,
     family_questions: Mapping[str, int] | None = None,
+    models: Mapping[str, ModelInfo] | None = None,
 ) -> CostEstimate:
     """The cost range of the calls that ``estimates`` (family name -> one per question, or
     their running sums, with ``family_questions`` saying how many questions each covers) expect.
 
-    ``prompt_caching`` says, per family, whether its system prompt is sent marked for caching.
+    ``prompt_caching`` says, per family, whether its system prompt is sent marked for caching;
+    ``models`` prices a family (a juror's share) with another model than ``model``.
     """
     caching = prompt_caching or {}
+    priced_by = models or {}
     totals: dict[str, _FamilyTotals] = defaultdict(_FamilyTotals)
     for family, family_estimates in estimates.items():
         for estimate in family_estimates:
             totals[family].add(estimate)
     family_costs: list[FamilyCost] = []
     for family, total in totals.items():
-        low, high = total.dollars(model, cached=bool(caching.get(family)), batch=batch)
+        family_model = priced_by.get(family, model)
+        low, high = total.dollars(family_model, cached=bool(caching.get(family)), batch=batch)
         family_costs.append(
             FamilyCost(
                 family=family,
@@ -204,6 +240,7 @@ def estimate_cost(
                 output_tokens_high=round(total.output_high),
                 low_usd=low,
                 high_usd=high,
+                priced=family_model.priced,
             )
         )
     all_totals = list(totals.values())
@@ -228,12 +265,15 @@ def estimate_cost(
 
 def call_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> float:
     """Dollars for the usage the API reported, cache writes and reads included."""
-    input_price = model.input_price_per_mtok
+    # An unknown price counts as nothing here: what it stands for is shown as "price unknown".
+    input_price = model.input_price_per_mtok or 0.0
+    # Cache discounts differ off Claude: cached prompt tokens there are priced in full, a bound.
+    read_multiplier = CACHE_READ_MULTIPLIER if model.caches_prompts else 1.0
     cost = (
         usage.input_tokens * input_price
-        + usage.output_tokens * model.output_price_per_mtok
+        + usage.output_tokens * (model.output_price_per_mtok or 0.0)
         + usage.cache_creation_input_tokens * input_price * CACHE_WRITE_MULTIPLIER
-        + usage.cache_read_input_tokens * input_price * CACHE_READ_MULTIPLIER
+        + usage.cache_read_input_tokens * input_price * read_multiplier
     ) / _PER_MILLION
     return cost * BATCH_DISCOUNT if batch else cost
 
@@ -252,3 +292,17 @@ def reserved_call_usd(request: ModelRequest, model: ModelInfo, *, batch: bool = 
 def actual_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> float:
     """Dollars for a run's summed usage (see ``call_cost``)."""
     return call_cost(usage, model, batch=batch)
+
+
+def estimate_assumes(estimate: CostEstimate) -> str:
+    """What the estimate's high end assumes (the judge's consensus votes only when the run
+    may ask them: a jury asks none)."""
+    votes = any(
+        share.family == "judge" and share.calls_high > share.calls_low
+        for share in estimate.families
+    )
+    extra = " (the judge's 3 consensus votes for every question)" if votes else ""
+    return (
+        "The high end assumes dense text, long replies and every extra call a family may make"
+        f"{extra}; unusable answers asked again are not included"
+    )

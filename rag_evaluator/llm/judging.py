@@ -88,7 +88,7 @@ class _Recorder:
         self.writer = writer
         self.plan = plan
         self.cache = cache
-        self.model_id = options.model.model_id
+        self.model_key = options.model.key
         self.interaction = interaction
         self.families = {family.name: family for family in options.families}
         # Every finished question, the resumed ones first: where its checkpoint line is,
@@ -107,7 +107,7 @@ class _Recorder:
             for name, result in record.results.items():
                 if result.scored and not result.cached and result.calls:
                     family = self.families[name]
-                    key = family_cache_key(family, item, self.model_id)
+                    key = family_cache_key(family, item, self.model_key)
                     self.cache.put(key, name, family_result_to_json(family, result))
         self.interaction.question_finished(
             ProgressUpdate(
@@ -200,6 +200,8 @@ class JudgedRecords:
 
     records: StoredRecords
     budget_stop: BudgetExhaustedError | None = None
+    # How structured output was asked of models without the API's JSON schema, if any.
+    output_notes: tuple[str, ...] = ()
 
 
 def judge_pending(

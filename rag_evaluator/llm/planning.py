@@ -22,6 +22,7 @@ from rag_evaluator.families.base import (
     CallEstimate,
     FamilyResult,
     JudgedFamily,
+    PricedEstimate,
     QuestionRecord,
     first_stage,
 )
@@ -43,7 +44,8 @@ _SEED_RANGE = 1_000_000
 # Token-count requests (--exact-estimate) sent at once, at the least.
 _COUNT_WORKERS = 8
 
-CountTokens = Callable[[ModelRequest], int]
+# The API's count of a request's input tokens; None where the provider cannot count.
+CountTokens = Callable[[ModelRequest], int | None]
 
 
 @dataclass(frozen=True)
@@ -89,12 +91,14 @@ def draw_seed() -> int:
     return secrets.randbelow(_SEED_RANGE)
 
 
-def family_cache_key(family: JudgedFamily[Any], item: EvaluationItem, model_id: str) -> str:
+def family_cache_key(family: JudgedFamily[Any], item: EvaluationItem, model_key: str) -> str:
+    """The response cache's key of ``family``'s result for ``item`` from the model ``model_key``
+    (``ModelInfo.key``: the provider names it, so no platform reuses another's results)."""
     return cache_key(
         {
             "family": family.name,
             "version": family.version,
-            "model": model_id,
+            "model": model_key,
             "identity": family.identity(),
             "inputs": family.cache_inputs(item),
         }
@@ -124,6 +128,10 @@ class _Tally:
 
     totals: dict[str, CallEstimate] = field(default_factory=dict)
     counted: dict[str, int] = field(default_factory=dict)  # the questions each sum covers
+    # The model of each share priced with another than the run's (a juror's).
+    models: dict[str, ModelInfo] = field(default_factory=dict)
+    # Whether each share's system prompt goes out marked for prompt caching.
+    caching: dict[str, bool] = field(default_factory=dict)
     # The first requests are only kept to be counted by the API (--exact-estimate).
     first_requests: list[tuple[str, ModelRequest, CallEstimate]] = field(default_factory=list)
     cached: int = 0
@@ -132,11 +140,16 @@ class _Tally:
     sending: int = 0
     too_long: list[int] = field(default_factory=list)
 
-    def add_estimate(self, family: str, estimate: CallEstimate, first: ModelRequest | None) -> None:
-        self.totals[family] = self.totals.get(family, CallEstimate.none()) + estimate
-        self.counted[family] = self.counted.get(family, 0) + 1
-        if first is not None:
-            self.first_requests.append((family, first, estimate))
+    def add_estimate(self, priced: PricedEstimate, model: ModelInfo, counting: bool) -> None:
+        share, estimate = priced.share, priced.estimate
+        self.totals[share] = self.totals.get(share, CallEstimate.none()) + estimate
+        self.counted[share] = self.counted.get(share, 0) + 1
+        if share not in self.caching:
+            self.caching[share] = caches_system_prompt(priced.first.system, model)
+            if priced.model is not None:
+                self.models[share] = priced.model
+        if counting:
+            self.first_requests.append((share, priced.first, estimate))
 
 
 @dataclass
@@ -206,15 +219,16 @@ class _Planner:
             plan.known[family.name] = family.unscored(reasons[0], TOO_LONG)
             self.tally.too_long.append(number)
             return
-        first = stage[0] if self.counting else None
-        self.tally.add_estimate(family.name, family.estimate(item, stage), first)
+        for priced in family.priced_estimates(item, stage):
+            model = priced.model or self.options.model
+            self.tally.add_estimate(priced, model, self.counting)
         plan.to_run.append(family)
         plan.sends = True
 
     def _cached(self, family: JudgedFamily[Any], item: EvaluationItem) -> FamilyResult | None:
         if not (self.options.use_cache and self.cache.enabled):
             return None
-        key = family_cache_key(family, item, self.options.model.model_id)
+        key = family_cache_key(family, item, self.options.model.key)
         return _cached_result(self.cache, family, key)
 
 
@@ -275,18 +289,15 @@ def _estimate(
     if count_tokens is not None and tally.first_requests:
         estimates = _exact_estimates(tally.first_requests, count_tokens, options.concurrency)
         family_questions = None
-    caching = {
-        family.name: caches_system_prompt(str(getattr(family, "system_prompt", "")), options.model)
-        for family in options.families
-    }
     estimate = estimate_cost(
         {name: values for name, values in estimates.items() if values},
         options.model,
         batch=options.batch,
-        prompt_caching=caching,
+        prompt_caching=tally.caching,
         questions=tally.sending,
         cached_questions=tally.cached,
         family_questions=family_questions,
+        models=tally.models,
     )
     return estimate, any(values for values in estimates.values())
 
@@ -311,6 +322,9 @@ def _exact_estimates(
     exact: dict[str, list[CallEstimate]] = {}
     for family, request, estimate in first_requests:
         tokens = counted[request.digest()]
+        if tokens is None:
+            exact.setdefault(family, []).append(estimate)
+            continue
         exact.setdefault(family, []).append(
             replace(
                 estimate,

@@ -2,7 +2,7 @@
 
 A ``ModelRequest`` is everything one Messages API call sends (system prompt, one user message,
 the JSON schema of the structured answer, ``max_tokens``) plus the function that reads the
-answer. ``request_params`` turns it into the SDK's keyword arguments (the same for a direct
+answer. Each provider's transport turns it into its API's body (the same for a direct
 call and a Message Batch entry); ``read_reply`` turns a reply's stop reason and text into the
 parsed answer or a ``ReplyError`` saying why there is none. The judge client (``judge/``) is
 the only caller that talks to the API; everything here is plain data.
@@ -58,6 +58,8 @@ class ModelRequest:
     max_tokens: int
     purpose: str
     parse: Callable[[Mapping[str, Any]], object] = field(default=_no_parse, compare=False)
+    # The model that answers, by its key (``ModelInfo.key``): a juror's; ``None`` is the run's.
+    model: str | None = None
 
     def characters(self) -> int:
         return len(self.system) + len(self.user)
@@ -72,8 +74,11 @@ class ModelRequest:
 
     def digest(self) -> str:
         """A short fingerprint of what is sent, to recognise the same request after a resume."""
+        sent: list[Any] = [self.system, self.user, self.schema, self.max_tokens]
+        if self.model is not None:
+            sent.append(self.model)
         material = json.dumps(
-            [self.system, self.user, self.schema, self.max_tokens],
+            sent,
             sort_keys=True,
             ensure_ascii=False,
             separators=(",", ":"),
@@ -105,26 +110,6 @@ class CallOutcome:
     @property
     def ok(self) -> bool:
         return self.error is None
-
-
-def request_params(
-    request: ModelRequest, model_id: str, *, cache_system: bool = False
-) -> dict[str, Any]:
-    """The Messages API body of ``request`` (the SDK's ``messages.create`` keyword arguments).
-
-    No sampling parameters: API version 2026-10-21 rejects them. With ``cache_system`` the
-    static system prompt is sent as a text block marked for prompt caching.
-    """
-    system: str | list[dict[str, Any]] = request.system
-    if cache_system:
-        system = [{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}]
-    return {
-        "model": model_id,
-        "max_tokens": request.max_tokens,
-        "system": system,
-        "messages": [{"role": "user", "content": request.user}],
-        "output_config": {"format": {"type": "json_schema", "schema": dict(request.schema)}},
-    }
 
 
 def strip_code_fence(text: str) -> str:

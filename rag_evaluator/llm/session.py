@@ -14,7 +14,7 @@ import logging
 import threading
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -29,12 +29,13 @@ from rag_evaluator.llm.checkpoint.store import (
     read_header,
 )
 from rag_evaluator.llm.judging import JudgedRecords, ProgressUpdate, judge_pending
-from rag_evaluator.llm.models import ModelInfo
+from rag_evaluator.llm.models import ModelInfo, parse_price, resolve_model
 from rag_evaluator.llm.planning import CountTokens, JudgingOptions, JudgingPlan
+from rag_evaluator.llm.providers import batch_problem
 from rag_evaluator.llm.response_cache import CACHE_FILE_NAME, ResponseCache
 
 if TYPE_CHECKING:
-    from rag_evaluator.llm.client import ModelClient
+    from rag_evaluator.llm.routing import ModelClients
 
 logger = logging.getLogger(__name__)
 
@@ -82,10 +83,46 @@ class CallOptions:
     exact_estimate: bool = False
     max_cost: float | None = None
     checkpoint_dir: Path | None = None
+    price: str | None = None  # --price IN/OUT: dollars per million tokens
+    jury: str | None = None  # --jury MODEL,MODEL,MODEL (evaluate)
+
+
+def call_models(calls: CallOptions) -> tuple[ModelInfo, ...]:
+    """The models the run calls: ``--model`` (priced by ``--price`` when given), or each juror
+    of ``--jury``. A budget needs every price; Message Batches need the Anthropic API."""
+    price = parse_price(calls.price) if calls.price else None
+    if calls.jury is None:
+        models: tuple[ModelInfo, ...] = (resolve_model(calls.model, price),)
+    else:
+        from rag_evaluator.families.jury.panel import parse_jury
+
+        models = tuple(juror.model for juror in parse_jury(calls.jury, price))
+    unpriced = [model.key for model in models if not model.priced]
+    if calls.max_cost is not None and unpriced:
+        raise UsageError(
+            f"--max-cost needs the price of {', '.join(unpriced)}, which rag-eval does not "
+            "know. Give it with --price IN/OUT (dollars per million input and output tokens; "
+            "0/0 for a model you run yourself)"
+        )
+    refused = [batch_problem(model) for model in models] if calls.batch else []
+    for problem in refused:
+        if problem is not None:
+            raise UsageError(problem)
+    return models
+
+
+def call_model(calls: CallOptions) -> ModelInfo:
+    """The model of a run that calls one (``--model``, see ``call_models``)."""
+    return call_models(replace(calls, jury=None))[0]
 
 
 def check_call_options(calls: CallOptions) -> None:
     """The shared options' own errors, found before anything is read."""
+    if calls.jury is not None and calls.model != CallOptions.model:
+        raise UsageError(
+            f"--model {calls.model} and --jury both name the judge. Give --jury alone (its "
+            "models judge), or --model alone"
+        )
     if calls.batch and calls.concurrency != 1:
         logger.info("--concurrency is not used with --batch (the API runs the batch)")
     if calls.max_cost is not None and calls.max_cost <= 0:
@@ -103,6 +140,12 @@ class SessionConfig:
     api_key: str
     checkpoint_path: Path
     cache_path: Path | None  # None: --no-cache
+    # Every model the run calls (a jury's jurors); just ``model`` when empty.
+    jurors: tuple[ModelInfo, ...] = field(default=())
+
+    @property
+    def models(self) -> tuple[ModelInfo, ...]:
+        return self.jurors or (self.model,)
 
 
 def session_config(
@@ -111,11 +154,12 @@ def session_config(
     api_key: str,
     checkpoint_path: Path,
     cache_directory: Path,
+    jurors: tuple[ModelInfo, ...] = (),
 ) -> SessionConfig:
     """The session of a run: its checkpoint at ``checkpoint_path``, the response cache in
     ``cache_directory`` (none with ``--no-cache``)."""
     cache = cache_directory / CACHE_FILE_NAME if calls.use_cache else None
-    return SessionConfig(calls, model, api_key, checkpoint_path, cache)
+    return SessionConfig(calls, model, api_key, checkpoint_path, cache, jurors)
 
 
 @dataclass(frozen=True)
@@ -146,7 +190,7 @@ class RunSession:
         self.stop = threading.Event()
         self._hold = ExitStack()
         self.cache = ResponseCache(None)
-        self._client: ModelClient | None = None
+        self._client: ModelClients | None = None
 
     def __enter__(self) -> RunSession:
         # Held until the run ends (the OS drops it if the process dies), so two runs over
@@ -160,7 +204,7 @@ class RunSession:
         self._hold.close()
 
     @property
-    def client(self) -> ModelClient:
+    def client(self) -> ModelClients:
         if self._client is None:
             raise RuntimeError("the session has no client yet: call connect() first")
         return self._client
@@ -232,28 +276,31 @@ class RunSession:
 
     # -- the client, the plan and the confirmation ----------------------------------------------
 
-    def connect(self, spent_usd: float = 0.0) -> ModelClient:
-        """The run's model client: its limiter, its budget (what resumed sessions spent
-        counts) and its transport."""
+    def connect(self, spent_usd: float = 0.0) -> ModelClients:
+        """The run's model clients (one per model it calls), sharing one limiter and one
+        budget (what resumed sessions spent counts)."""
         # Imported here: the SDK takes a moment to import, which other commands never pay.
         from rag_evaluator.llm.client import ClientSettings, ModelClient
         from rag_evaluator.llm.limits import CallLimiter, SpendingCap, call_spacing
-        from rag_evaluator.llm.transport import Transport
+        from rag_evaluator.llm.providers import open_transport
+        from rag_evaluator.llm.routing import ModelClients
 
         config, calls = self.config, self.config.calls
         concurrency = 1 if calls.batch else calls.concurrency
-        client = ModelClient(
-            Transport(config.api_key, calls.timeout_seconds),
-            ClientSettings(model=config.model, max_retries=calls.max_retries, batch=calls.batch),
-            limiter=CallLimiter(
-                concurrency, call_spacing(calls.delay_seconds, concurrency), stop=self.stop
-            ),
-            cap=SpendingCap(calls.max_cost, already_spent_usd=spent_usd),
-            api_key=config.api_key,
+        limiter = CallLimiter(
+            concurrency, call_spacing(calls.delay_seconds, concurrency), stop=self.stop
         )
-        self._hold.callback(client.close)
-        self._client = client
-        return client
+        cap = SpendingCap(calls.max_cost, already_spent_usd=spent_usd)
+        clients: dict[str, ModelClient] = {}
+        for model in config.models:
+            transport = open_transport(model, config.api_key, calls.timeout_seconds)
+            self._hold.callback(transport.close)
+            settings = ClientSettings(model=model, max_retries=calls.max_retries, batch=calls.batch)
+            clients[model.key] = ModelClient(
+                transport, settings, limiter=limiter, cap=cap, api_key=config.api_key
+            )
+        self._client = ModelClients(clients)
+        return self._client
 
     def prepare(self, plan_with: Callable[[int, CountTokens | None], JudgingPlan]) -> JudgingPlan:
         """The run's plan; when it would pay for calls, checked first: a terminal (or
@@ -268,12 +315,21 @@ class RunSession:
                 "There is no terminal to ask 'Proceed?' before paying for the calls. "
                 "Run with --yes (-y) to confirm in scripts and CI"
             )
-        window = client.check_model()
+        window = client.check_models()
         if window is not None and window != self.config.model.context_window_tokens:
-            plan = plan_with(window, None)
+            plan = plan_with(client.context_window_tokens, None)
         if self.config.calls.exact_estimate and plan.sends_calls:
+            self._say_what_is_not_counted(client)
             plan = plan_with(client.context_window_tokens, client.count_input_tokens)
         return plan
+
+    def _say_what_is_not_counted(self, client: ModelClients) -> None:
+        uncounted = [model.key for model in client.models if not client.counts_models(model)]
+        if uncounted:
+            self.interaction.info(
+                f"--exact-estimate: {', '.join(uncounted)} has no token-counting endpoint; "
+                "its share of the estimate stays the local one"
+            )
 
     def confirm(self, plan: JudgingPlan, show: Callable[[], None]) -> bool:
         """Show the plan; ``Proceed?`` when it pays for calls. False: the user declined."""
@@ -309,7 +365,7 @@ class RunSession:
         )
         # The records are read back from the checkpoint file: let go of it with the session.
         self._hold.callback(judged.records.close)
-        return judged
+        return replace(judged, output_notes=client.output_notes())
 
 
 def _progress(finished: int, header: CheckpointHeader) -> str:

@@ -80,11 +80,15 @@ def judge_client(
     max_retries: int = 6,
     timeout_seconds: float = 120.0,
     max_cost: float | None = None,
+    price: tuple[float, float] | None = None,
 ) -> Iterator[ModelClient]:
     """``with judge_client("haiku") as client:`` a model client for the functions below,
-    closed when the block ends. ``model``: ``sonnet``, ``haiku``, ``opus`` or a model id; the
-    key is ``api_key``, else ``ANTHROPIC_API_KEY`` (environment or ``./.env``); ``max_cost``
-    caps what the client may spend across every call made with it."""
+    closed when the block ends. ``model``: ``sonnet``, ``haiku``, ``opus``, a model id, or
+    ``PROVIDER/MODEL`` (``openai/llama3.1:8b``, ``bedrock/haiku``...) as ``--model`` takes it;
+    the Anthropic API's key is ``api_key``, else ``ANTHROPIC_API_KEY`` (environment or
+    ``./.env``); ``max_cost`` caps what the client may spend across every call made with it
+    (``price``, dollars per million input and output tokens, prices a model rag-eval has no
+    price for)."""
     client = model_client(
         model,
         api_key=api_key,
@@ -93,6 +97,7 @@ def judge_client(
         max_retries=max_retries,
         timeout_seconds=timeout_seconds,
         max_cost=max_cost,
+        price=price,
     )
     try:
         yield client

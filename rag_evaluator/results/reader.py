@@ -189,11 +189,19 @@ _PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)")
 
 def _summary_entry(line: str) -> tuple[str, str] | None:
     """``(label, value)`` of a ``#SUMMARY: label: value`` line; ``None`` for other ``#`` lines
-    (``#SUMMARY[Category=billing]: ...`` group lines among them)."""
+    (``#SUMMARY[Category=billing]: ...`` group lines among them).
+
+    The label ends at the first ``": "`` (the writer's separator), so a label may hold a colon
+    of its own (a jury's ``Juror openai/llama3.1:8b Precision``); without one, a line ending
+    in a colon has an empty value, and any other (a hand-written ``label:value``) ends its
+    label at the first colon."""
     prefix = SUMMARY_PREFIX.strip()
     if not line.startswith(prefix):
         return None
-    label, _, value = line.removeprefix(prefix).partition(":")
+    entry = line.removeprefix(prefix).strip()
+    label, separator, value = entry.partition(": ")
+    if not separator:
+        label, _, value = (entry[:-1], "", "") if entry.endswith(":") else entry.partition(":")
     return label.strip(), value.strip()
 
 

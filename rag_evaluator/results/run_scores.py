@@ -217,6 +217,7 @@ class RunScores:
     metadata_columns: tuple[str, ...] = ()  # carried columns (Category...), never metrics
     # The families' reasoning columns: column -> question number -> text.
     explanations: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
+    columns: tuple[str, ...] = ()  # every column of the table, in order
 
     def explanation(self, metric: str, question_number: int) -> str:
         """Why ``metric`` has its value on that question: its family's reasoning, or ``""``
@@ -368,6 +369,7 @@ def build_run_scores(
         empty_columns=tuple(empty),
         metadata_columns=tuple(name for name in metadata if name in headers),
         explanations=_explanations(headers, rows, metrics),
+        columns=tuple(headers),
     )
 
 

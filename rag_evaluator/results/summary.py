@@ -82,6 +82,12 @@ class RunFacts:
     metric_columns: Sequence[str] = ()
     metadata_columns: Sequence[str] = ()
     partial: str | None = None
+    unpriced: Sequence[str] = ()  # the models called whose price is unknown
+    output_notes: Sequence[str] = ()  # models asked for JSON in text (no JSON schema)
+
+
+# The summary line of a run whose server took no JSON schema (answers asked for in text).
+STRUCTURED_OUTPUT = "Structured Output"
 
 
 def _percent(share: float) -> int:
@@ -182,7 +188,7 @@ class RowTally:
                 result = record.result(family.name)
                 if result is None:
                     continue
-                tally.add(result)
+                tally.add_question(record.question_number, result)
                 for name, value in family.metric_values(result).items():
                     if value is not None:
                         sums = self.judged_sums.setdefault(name, [0.0, 0])
@@ -262,10 +268,14 @@ def summary_lines(tally: RowTally, facts: RunFacts) -> list[SummaryLine]:
         ]
         if facts.retries:
             lines.append(SummaryLine("Retries", retries_text(facts.retries)))
+        if facts.output_notes:
+            lines.append(SummaryLine(STRUCTURED_OUTPUT, " / ".join(facts.output_notes)))
         lines += [
             SummaryLine("Cached Questions", str(facts.cached_questions)),
         ]
-        lines += spending_lines(facts.usage, facts.batch, facts.estimate, facts.cost_usd)
+        lines += spending_lines(
+            facts.usage, facts.batch, facts.estimate, facts.cost_usd, facts.unpriced
+        )
     lines += tally.metric_lines()
     scales = tally.metric_scales()
     if scales:
@@ -276,10 +286,15 @@ def summary_lines(tally: RowTally, facts: RunFacts) -> list[SummaryLine]:
 
 
 def spending_lines(
-    usage: TokenUsage, batch: bool, estimate: str | None, cost_usd: float | None
+    usage: TokenUsage,
+    batch: bool,
+    estimate: str | None,
+    cost_usd: float | None,
+    unpriced: Sequence[str] = (),
 ) -> list[SummaryLine]:
     """Tokens, cache tokens (when any), batch, estimate and cost: the tail of every summary of
-    a run that calls the model (evaluate's and generate's)."""
+    a run that calls the model (evaluate's and generate's). The cost of calls to a model
+    whose price is unknown is not in the figure: the line says so."""
     lines = [
         SummaryLine("Tokens In", str(usage.input_tokens)),
         SummaryLine("Tokens Out", str(usage.output_tokens)),
@@ -297,7 +312,12 @@ def spending_lines(
     if estimate is not None:
         lines.append(SummaryLine("Estimated Cost", estimate))
     if cost_usd is not None:
-        lines.append(SummaryLine("Cost", format_usd(cost_usd)))
+        cost = format_usd(cost_usd)
+        if unpriced and not cost_usd:
+            cost = f"price unknown ({' / '.join(unpriced)})"
+        elif unpriced:
+            cost = f"{cost} plus the calls to {' / '.join(unpriced)} (price unknown)"
+        lines.append(SummaryLine("Cost", cost))
     return lines
 
 

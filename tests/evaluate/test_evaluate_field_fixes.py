@@ -235,7 +235,7 @@ def test_the_missing_key_advice_names_only_families_that_can_run(workspace: Work
     )
     assert completed.returncode == 2, completed.stderr
     message = " ".join(completed.stderr.split())
-    assert "leave the judge out with --metrics lexical,overlap,retrieval" in message
+    assert "leave the judged families out with --metrics lexical,overlap,retrieval" in message
     assert "semantic" not in message.rsplit("--metrics", 1)[1]
 
 

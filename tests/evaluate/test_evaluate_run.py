@@ -406,7 +406,7 @@ def test_the_missing_key_message_names_dot_env(
     message = " ".join(result.stderr.split())
     assert "ANTHROPIC_API_KEY" in message and ".env" in message
     # Only a run that asked for offline families too is pointed at them.
-    assert "leave the judge out" not in message
+    assert "leave the judged families out" not in message
 
 
 def test_offline_metrics_only_need_no_key_and_make_no_call(
@@ -513,4 +513,5 @@ def test_both_ends_of_the_estimate_use_the_same_precision(
     low, high = estimate[1], estimate[2]
     assert float(low) < 0.1 < float(high)
     assert len(low.split(".")[1]) == len(high.split(".")[1]) == 4
+    assert "the judge's 3 consensus votes for every question" in " ".join(result.text.split())
     assert fake_anthropic.requests == []

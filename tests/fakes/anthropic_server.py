@@ -9,6 +9,11 @@ answers with scripted verdicts or injected faults. Prompt caching is modelled: a
 marked ``cache_control`` that reaches the model's minimum is written to the cache on first use
 and read from it afterwards (``cache_creation_input_tokens`` / ``cache_read_input_tokens``).
 
+It also plays Claude on Amazon Bedrock and Google Vertex AI for the SDK's ``AnthropicBedrock``
+and ``AnthropicVertex`` clients (reached through ``ANTHROPIC_BEDROCK_BASE_URL`` and
+``ANTHROPIC_VERTEX_BASE_URL``): their Messages routes, credentials and error shapes
+(``fakes/platforms.py``), answered by the same scripts, roles, billing and faults.
+
 It plays every role of the model-judged families, told apart by the output schema's top-level
 properties (``fakes/roles.py``): the precision/recall/accuracy judge, and the claims,
 verdicts, contexts, statements, attributions, questions, score, correctness, label,
@@ -46,9 +51,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
-from fakes import roles
+from fakes import platforms, roles
+from fakes.platforms import PlatformCall, PlatformCredentials
 
 DEFAULT_API_KEY = "sk-ant-fake-0123456789abcdef"
 ACCEPTED_API_VERSIONS = ("2026-10-21",)
@@ -284,6 +291,12 @@ class RecordedRequest:
     served: str = ""  # "verdict" (any JSON answer), a Fault kind, or "rejected"
     extra: dict[str, Any] = field(default_factory=dict)
     role: str = roles.JUDGE  # which role of the model-judged families the request asks for
+    # Where it came in: "anthropic" (the API's own routes), "bedrock" or "vertex"; a
+    # platform's request is recorded with the Messages body it stands for (``body["model"]``
+    # the fake's model), the platform's own model id in ``platform_model``.
+    platform: str = platforms.ANTHROPIC
+    platform_model: str = ""
+    usage: dict[str, int] | None = None  # the usage of a billed direct answer
 
 
 def _user_message_text(body: Any) -> str | None:
@@ -328,10 +341,15 @@ def _question_of(user_message: str | None) -> str | None:
 class _Rejection(Exception):
     """A request the real API would refuse."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, error_type: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.error_type = error_type
+
+    @classmethod
+    def of(cls, problem: platforms.Problem) -> _Rejection:
+        return cls(problem.status, problem.message, problem.error_type)
 
 
 class _QuietHTTPServer(ThreadingHTTPServer):
@@ -350,9 +368,12 @@ class FakeAnthropicServer:
         self,
         expected_api_key: str = DEFAULT_API_KEY,
         known_models: tuple[str, ...] = KNOWN_MODELS,
+        platform_credentials: PlatformCredentials | None = None,
     ) -> None:
         self.expected_api_key = expected_api_key
         self.known_models = known_models
+        # What the Bedrock and Vertex routes accept (fakes/platforms.py).
+        self.platform_credentials = platform_credentials or PlatformCredentials()
         self.response_delay_seconds = 0.0
         # Called with each request as it arrives, before it is answered: lets a test look at
         # the world (e.g. the checkpoint) at the moment the client sends its next call. A Fault
@@ -402,6 +423,22 @@ class FakeAnthropicServer:
             raise RuntimeError("the fake server is not started")
         host, port = self._http.server_address[:2]
         return f"http://{host}:{port}"
+
+    @property
+    def vertex_base_url(self) -> str:
+        """What ``ANTHROPIC_VERTEX_BASE_URL`` is set to (Vertex's endpoints end in ``/v1``)."""
+        return f"{self.base_url}/v1"
+
+    @property
+    def google_token_uri(self) -> str:
+        """Google's token endpoint, played by the fake for Vertex's credentials."""
+        return f"{self.base_url}{platforms.GOOGLE_TOKEN_PATH}"
+
+    def write_google_credentials(self, path: Path) -> Path:
+        """Application Default Credentials at ``path`` whose tokens come from the fake."""
+        return platforms.write_google_credentials(
+            path, self.google_token_uri, self.platform_credentials
+        )
 
     def start(self) -> FakeAnthropicServer:
         handler = type("_BoundHandler", (_Handler,), {"fake": self})
@@ -578,6 +615,16 @@ class FakeAnthropicServer:
 
     def _check_auth(self, request: RecordedRequest) -> None:
         headers = request.headers
+        if request.platform != platforms.ANTHROPIC:
+            check = (
+                platforms.bedrock_auth_problem
+                if request.platform == platforms.BEDROCK
+                else platforms.vertex_auth_problem
+            )
+            problem = check(headers, self.platform_credentials)
+            if problem is not None:
+                raise _Rejection.of(problem)
+            return
         key = headers.get("x-api-key")
         authorization = headers.get("authorization", "")
         if authorization.startswith("Bearer "):
@@ -590,6 +637,9 @@ class FakeAnthropicServer:
 
     def _validate(self, request: RecordedRequest) -> None:
         self._check_auth(request)
+        problem = request.extra.get("platform_problem")
+        if isinstance(problem, platforms.Problem):
+            raise _Rejection.of(problem)
         self._validate_params(request.body, request.user_message)
 
     def _validate_params(
@@ -882,23 +932,20 @@ class _Handler(BaseHTTPRequestHandler):
             body: Any = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        user_message = _user_message_text(body)
-        path = self.path.split("?")[0]
-        recorded = RecordedRequest(
-            method=self.command,
-            path=self.path,
-            headers={name.lower(): value for name, value in self.headers.items()},
-            body=body,
-            user_message=user_message,
-            question=_question_of(user_message),
-            role=roles.role_of(body),
-        )
         fake = self.fake
-        is_message = self.command == "POST" and path == "/v1/messages"
+        path = self.path.split("?")[0]
+        call = platforms.platform_call(self.command, path)
+        recorded = self._record(body, call)
+        is_message = self.command == "POST" and (
+            path == "/v1/messages" or (call is not None and call.action == platforms.MESSAGES)
+        )
         with fake._lock:
             fake.all_requests.append(recorded)
             if is_message:
                 fake.requests.append(recorded)
+        if self.command == "POST" and path == platforms.GOOGLE_TOKEN_PATH:
+            self._serve_token(recorded, raw)
+            return
         override = None
         if is_message and fake.on_request is not None:
             # A hook may answer in the script's place (e.g. drop the call it stopped the run at).
@@ -919,9 +966,7 @@ class _Handler(BaseHTTPRequestHandler):
                     fake._validate(recorded)
                 except _Rejection as rejection:
                     recorded.served = "rejected"
-                    self._send_json(
-                        recorded, rejection.status, _error_body(rejection.status, rejection.message)
-                    )
+                    self._send_error(recorded, rejection)
                     return
                 self._serve(recorded, body, fake._next_response(recorded))
             finally:
@@ -933,29 +978,55 @@ class _Handler(BaseHTTPRequestHandler):
             fault = fake._next_free_fault()
             if fault is not None:
                 recorded.served = fault.kind
-                headers = (
-                    {} if fault.retry_after is None else {"retry-after": f"{fault.retry_after:g}"}
-                )
-                status = fault.status_code
-                error = _error_body(
-                    status, fault.message or f"fake {status} error", fault.error_type
-                )
-                self._send_json(recorded, status, error, headers)
+                self._send_fault_status(recorded, fault)
                 return
-            self._route(recorded, path, body)
+            self._route(recorded, path, recorded.body)
         except _Rejection as rejection:
             recorded.served = "rejected"
-            self._send_json(
-                recorded, rejection.status, _error_body(rejection.status, rejection.message)
+            self._send_error(recorded, rejection)
+
+    def _serve_token(self, recorded: RecordedRequest, raw: bytes) -> None:
+        """Google's token endpoint, for the Vertex client's service account."""
+        recorded.served = "token"
+        form = raw.decode("utf-8", "replace")
+        self._send_json(recorded, *platforms.token_reply(form, self.fake.platform_credentials))
+
+    def _record(self, body: Any, call: PlatformCall | None) -> RecordedRequest:
+        """The request as recorded: a platform's with the Messages body it stands for."""
+        fake = self.fake
+        problem = None
+        if call is not None:
+            body, problem = platforms.messages_body(
+                call, body, fake.known_models, ACCEPTED_API_VERSIONS, fake.platform_credentials
             )
+        user_message = _user_message_text(body)
+        recorded = RecordedRequest(
+            method=self.command,
+            path=self.path,
+            headers={name.lower(): value for name, value in self.headers.items()},
+            body=body,
+            user_message=user_message,
+            question=_question_of(user_message),
+            role=roles.role_of(body),
+            platform=call.platform if call is not None else platforms.ANTHROPIC,
+            platform_model=call.model if call is not None else "",
+        )
+        if problem is not None:
+            recorded.extra["platform_problem"] = problem
+        return recorded
 
     def _route(self, recorded: RecordedRequest, path: str, body: Any) -> None:
         fake = self.fake
         parts = [part for part in path.split("/") if part]
+        counting = recorded.platform != platforms.ANTHROPIC or path == "/v1/messages/count_tokens"
         if self.command == "GET" and parts[:2] == ["v1", "models"] and len(parts) == 3:
             recorded.served = "model"
             self._send_json(recorded, 200, fake._model_info(parts[2]))
-        elif self.command == "POST" and path == "/v1/messages/count_tokens":
+        elif self.command == "POST" and counting:
+            # The API's count_tokens, or Vertex's count-tokens:rawPredict (model in the body).
+            problem = recorded.extra.get("platform_problem")
+            if isinstance(problem, platforms.Problem):
+                raise _Rejection.of(problem)
             fake._validate_params(body, _user_message_text(body), counting=True)
             recorded.served = "count_tokens"
             tokens = (len(_system_text(body)) + len(_user_message_text(body) or "")) // 4
@@ -1004,16 +1075,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         recorded.served = response.kind
         if response.kind == "status":
-            message = response.message or f"fake {response.status_code} error"
-            headers = {}
-            if response.retry_after is not None:
-                headers["retry-after"] = f"{response.retry_after:g}"
-            self._send_json(
-                recorded,
-                response.status_code,
-                _error_body(response.status_code, message, response.error_type),
-                headers,
-            )
+            self._send_fault_status(recorded, response)
         elif response.kind == "drop":
             self.close_connection = True
         elif response.kind == "slow":
@@ -1042,6 +1104,29 @@ class _Handler(BaseHTTPRequestHandler):
             self._trickle(recorded, json.dumps(answer).encode("utf-8"), response.seconds, body)
         else:
             raise ValueError(f"unknown fault kind {response.kind!r}")
+
+    def _send_fault_status(self, recorded: RecordedRequest, fault: Fault) -> None:
+        """An injected error status (with ``retry-after`` when the fault has one)."""
+        headers = {} if fault.retry_after is None else {"retry-after": f"{fault.retry_after:g}"}
+        message = fault.message or f"fake {fault.status_code} error"
+        rejection = _Rejection(fault.status_code, message, fault.error_type)
+        self._send_error(recorded, rejection, headers)
+
+    def _send_error(
+        self,
+        recorded: RecordedRequest,
+        rejection: _Rejection,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """An error status with the body (and headers) of the platform the request came to."""
+        status, message, error_type = rejection.status, rejection.message, rejection.error_type
+        if recorded.platform == platforms.ANTHROPIC:
+            self._send_json(recorded, status, _error_body(status, message, error_type), headers)
+            return
+        payload, platform_headers = platforms.error_payload(
+            recorded.platform, status, message, error_type
+        )
+        self._send_json(recorded, status, payload, {**platform_headers, **(headers or {})})
 
     def _send_raw(self, recorded: RecordedRequest, data: bytes, content_type: str) -> None:
         """A 200 with exactly ``data`` as its body (a malformed reply: not billed)."""
@@ -1092,6 +1177,7 @@ class _Handler(BaseHTTPRequestHandler):
         if bill is not None:
             # Billed once the model has answered, whether or not the client reads it.
             self.fake.bill(bill)
+            recorded.usage = payload.get("usage")
         try:
             self.send_response(status)
             self.send_header("content-type", "application/json")

@@ -56,7 +56,11 @@ def role_of(body: Any) -> str:
     """The role a Messages request asks the fake to play."""
     if not isinstance(body, dict):
         return JUDGE
-    schema = ((body.get("output_config") or {}).get("format") or {}).get("schema")
+    return role_of_schema(((body.get("output_config") or {}).get("format") or {}).get("schema"))
+
+
+def role_of_schema(schema: Any) -> str:
+    """The role an output schema asks for, wherever the request carries it."""
     properties = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(properties, dict):
         return JUDGE

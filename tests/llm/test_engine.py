@@ -40,7 +40,8 @@ from rag_evaluator.llm.client import ClientSettings, ModelClient
 from rag_evaluator.llm.cost import call_cost, reserved_call_usd
 from rag_evaluator.llm.engine import DirectEngine, FamilyRun, QuestionJob, recorded, stage_digest
 from rag_evaluator.llm.limits import CallLimiter, SpendingCap
-from rag_evaluator.llm.requests import CallOutcome, FailureKind, ModelRequest, request_params
+from rag_evaluator.llm.providers.anthropic import messages_body
+from rag_evaluator.llm.requests import CallOutcome, FailureKind, ModelRequest
 
 JUDGE = JudgeFamily(DEFAULT_SYSTEM_PROMPT, DEFAULT_HEDGE_PHRASES)
 RAGAS = RagasFamily()
@@ -83,7 +84,7 @@ def with_partial(error: BaseException, partial: CallOutcome | None) -> BaseExcep
 def payload_for(request: ModelRequest) -> dict[str, Any]:
     """The default answer of the fake API's role for ``request`` (a plain verdict for the
     judge)."""
-    params = request_params(request, "claude-haiku-5-5")
+    params = messages_body(request, "claude-haiku-5-5", cache_system=False)
     role = roles.role_of(params)
     answer = roles.default_answer(role, params, request.user, request.system)
     return verdict() if answer is None else answer

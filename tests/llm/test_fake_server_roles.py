@@ -14,7 +14,8 @@ from rag_evaluator.families.grading import calls as answer_grading_calls
 from rag_evaluator.families.ragas import calls as ragas_calls
 from rag_evaluator.families.rubric import calls as rubric_calls
 from rag_evaluator.families.rubric.rubrics import rubric_from_data
-from rag_evaluator.llm.requests import ModelRequest, request_params
+from rag_evaluator.llm.providers.anthropic import messages_body
+from rag_evaluator.llm.requests import ModelRequest
 
 RUBRIC = rubric_from_data(
     {
@@ -34,7 +35,9 @@ CONTEXTS = ["Managers approve travel.", "Finance approves large amounts."]
 def send(request: ModelRequest) -> Any:
     client = anthropic.Anthropic(max_retries=0, timeout=5.0)
     try:
-        message = client.messages.create(**request_params(request, "claude-haiku-5-5"))
+        message = client.messages.create(
+            **messages_body(request, "claude-haiku-5-5", cache_system=False)
+        )
     finally:
         client.close()
     return json.loads("".join(block.text for block in message.content if block.type == "text"))

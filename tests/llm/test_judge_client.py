@@ -25,8 +25,8 @@ from rag_evaluator.llm.client import ClientSettings, ModelClient
 from rag_evaluator.llm.cost import call_cost
 from rag_evaluator.llm.limits import CallLimiter, SpendingCap
 from rag_evaluator.llm.models import resolve_model
+from rag_evaluator.llm.providers.anthropic import AnthropicTransport as Transport
 from rag_evaluator.llm.requests import FailureKind, ModelRequest
-from rag_evaluator.llm.transport import Transport
 
 HAIKU = resolve_model("haiku")
 OPUS = resolve_model("opus")

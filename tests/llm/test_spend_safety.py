@@ -494,10 +494,10 @@ class _BrokenTransport:
 
     base_url = "http://127.0.0.1:9"
 
-    def create_message(self, params: object) -> object:
+    def send(self, request: object, model_id: str, *, cache_system: bool) -> object:
         raise OSError("the network stack failed")
 
-    def count_tokens(self, params: object) -> int:
+    def count_tokens(self, request: object, model_id: str, *, cache_system: bool) -> int:
         return 42
 
     def close(self) -> None:

@@ -124,7 +124,7 @@ def test_all_without_a_key_stops_before_anything_runs(workspace: Workspace) -> N
 
     assert result.exit_code == 2
     assert "ANTHROPIC_API_KEY is not set" in result.stderr
-    assert "or leave the judge out with --metrics lexical,overlap,retrieval,semantic" in (
+    assert "or leave the judged families out with --metrics lexical,overlap,retrieval,semantic" in (
         result.stderr
     )
     assert not (workspace.directory / "Evaluation_Runs").exists() or not list(

@@ -161,3 +161,35 @@ def test_any_summary_text_stays_one_plain_line_and_reads_back(
     read_back = read_run_scores(path).summary
     expected = [(label, " ".join(value.split())) for label, value in lines]
     assert [(label, " ".join(value.split())) for label, value in read_back] == expected
+
+
+# Labels holding colons of their own (a jury's "Juror openai/llama3.1:8b Precision"): any
+# colon but one followed by a space, the writer's separator.
+_COLON_LABEL = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00" + LINE_BREAKS),
+    min_size=1,
+    max_size=20,
+).filter(lambda label: label.strip() == label and ": " not in label)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(lines=st.lists(st.tuples(_COLON_LABEL, _VALUE), min_size=1, max_size=6))
+def test_labels_with_colons_read_back(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[tuple[str, str]]
+) -> None:
+    directory = tmp_path_factory.mktemp("results")
+    summary = [SummaryLine(label, value) for label, value in lines]
+    item = EvaluationItem(1, "Why?", "Because.", "Because.")
+    path, _ = write_results(
+        directory,
+        datetime(2026, 1, 2, 3, 4, 5),
+        summary,
+        [ResultRow(item, None)],
+        families=[],
+        metric_columns=[],
+    )
+    read_back = read_run_scores(path).summary
+    expected = [(label, " ".join(value.split())) for label, value in lines]
+    assert [(label, " ".join(value.split())) for label, value in read_back] == expected

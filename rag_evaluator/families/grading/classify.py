@@ -8,7 +8,7 @@ classified CORRECT or WRONG by the model against the ground truth.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,7 @@ from rag_evaluator.families import result_json
 from rag_evaluator.families.base import CellValue, FamilyResult, SummaryTally
 from rag_evaluator.families.grading import calls as answer_grading_calls
 from rag_evaluator.families.grading.calls import CORRECT, DONT_KNOW, WRONG, Classification
+from rag_evaluator.families.jury.voting import common_value, first_failure, plurality_label
 from rag_evaluator.families.single_call import SingleCallFamily
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.llm.requests import ModelRequest
@@ -96,6 +97,21 @@ class ClassifyFamily(SingleCallFamily[ClassifyResult]):
 
     def note_text(self, result: ClassifyResult) -> str:
         return result.note or ""
+
+    def jury_verdict(self, results: Sequence[ClassifyResult]) -> ClassifyResult:
+        """The label most jurors that labelled gave (a tie leaves it empty); the reasoning of
+        the first juror that gave it. DONT_KNOW without a call is every juror's."""
+        labelled = [result for result in results if result.label is not None]
+        if not labelled:
+            return self.unscored(*first_failure(results))
+        label = plurality_label([result.label for result in labelled])
+        siding = next((result for result in labelled if result.label == label), labelled[0])
+        return ClassifyResult(
+            label=label,
+            reasoning=siding.reasoning,
+            without_call=label is not None and all(result.without_call for result in results),
+            note=common_value(result.note for result in results),
+        )
 
     def tally(self) -> ClassifyTally:
         return ClassifyTally()

@@ -7,7 +7,7 @@ family was called ``geval`` before issue 22, and that name is still read (``LEGA
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,12 @@ from rag_evaluator.families import scores as judged_scores
 from rag_evaluator.families.base import CellValue, FamilyResult, SummaryTally
 from rag_evaluator.families.grading import calls as answer_grading_calls
 from rag_evaluator.families.grading.calls import FactualAccuracyVerdict
+from rag_evaluator.families.jury.voting import (
+    common_value,
+    first_failure,
+    nearest_juror,
+    whole_median,
+)
 from rag_evaluator.families.single_call import SingleCallFamily
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.llm.requests import ModelRequest
@@ -153,6 +159,30 @@ class FactualAccuracyFamily(SingleCallFamily[FactualAccuracyResult]):
 
     def note_text(self, result: FactualAccuracyResult) -> str:
         return result.note or ""
+
+    def jury_verdict(self, results: Sequence[FactualAccuracyResult]) -> FactualAccuracyResult:
+        """Each criterion (and the confidence) by the jurors' median, a whole number (an odd
+        count gives a juror's score; the mean of the middle two is rounded half up); the
+        accuracy and grade recomputed from those medians."""
+        correctness, completeness, consistency = (
+            whole_median([getattr(result, criterion) for result in results])
+            for criterion in ("correctness", "completeness", "consistency")
+        )
+        # A juror that scored gave all three criteria: one median missing means no juror did.
+        if correctness is None or completeness is None or consistency is None:
+            return self.unscored(*first_failure(results))
+        accuracy = judged_scores.factual_accuracy(correctness, completeness, consistency)
+        siding = nearest_juror([result.accuracy for result in results], accuracy)
+        return FactualAccuracyResult(
+            correctness=correctness,
+            completeness=completeness,
+            consistency=consistency,
+            accuracy=accuracy,
+            grade=judged_scores.factual_grade(accuracy),
+            confidence=whole_median([result.confidence for result in results]),
+            reasoning="" if siding is None else results[siding].reasoning,
+            note=common_value(result.note for result in results),
+        )
 
     def tally(self) -> FactualAccuracyTally:
         return FactualAccuracyTally(self)

@@ -3,7 +3,7 @@ satisfactorily answer the question, with the ground truth as the reference."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +11,12 @@ from rag_evaluator.families import result_json
 from rag_evaluator.families.base import CellValue, FamilyResult, SummaryTally
 from rag_evaluator.families.grading import calls as answer_grading_calls
 from rag_evaluator.families.grading.calls import MatchVerdict
+from rag_evaluator.families.jury.voting import (
+    common_value,
+    first_failure,
+    majority_rate,
+    nearest_juror,
+)
 from rag_evaluator.families.single_call import SingleCallFamily
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.llm.requests import ModelRequest
@@ -70,6 +76,20 @@ class MatchFamily(SingleCallFamily[MatchResult]):
 
     def note_text(self, result: MatchResult) -> str:
         return result.note or ""
+
+    def jury_verdict(self, results: Sequence[MatchResult]) -> MatchResult:
+        """Matching by the majority of the jurors that judged (a tie leaves it empty); the
+        reasoning of the first juror agreeing with it."""
+        if all(result.is_matching is None for result in results):
+            return self.unscored(*first_failure(results))
+        values = [self.metric_values(result)[IS_MATCHING] for result in results]
+        majority = majority_rate(values)
+        siding = nearest_juror(values, majority)
+        return MatchResult(
+            is_matching=None if majority is None else majority == 1.0,
+            reasoning="" if siding is None else results[siding].reasoning,
+            note=common_value(result.note for result in results),
+        )
 
     def tally(self) -> MatchTally:
         return MatchTally()

@@ -23,6 +23,12 @@ from rag_evaluator.families.judge.voting import (
     combine_outcomes,
     find_hedge_phrases,
 )
+from rag_evaluator.families.jury.voting import (
+    common_value,
+    first_failure,
+    majority_rate,
+    nearest_juror,
+)
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.llm.requests import ModelRequest
 from rag_evaluator.results.summary import SummaryLine, fraction_line
@@ -59,9 +65,14 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
     rate_columns = metric_columns
     reasoning_column = REASONING
 
-    def __init__(self, system_prompt: str, hedge_phrases: Sequence[str]) -> None:
+    def __init__(
+        self, system_prompt: str, hedge_phrases: Sequence[str], *, consensus: bool = True
+    ) -> None:
+        """``consensus=False`` never asks the consensus votes: the first verdict stands even
+        when it hedges (a jury's jurors judge once each; the jury is the consensus)."""
         self.system_prompt = system_prompt
         self.hedge_phrases = tuple(hedge_phrases)
+        self.consensus = consensus
 
     # -- the task ---------------------------------------------------------------------------
 
@@ -81,7 +92,7 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
         request = self.request(item)
         (first,) = yield (request,)
         hedges: tuple[str, ...] = ()
-        if first.ok:
+        if first.ok and self.consensus:
             hedges = find_hedge_phrases(first.value.reasoning, self.hedge_phrases)  # type: ignore[union-attr]
         votes: tuple = ()
         if hedges:
@@ -104,13 +115,17 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
     # -- identity, cost ---------------------------------------------------------------------
 
     def identity(self) -> Mapping[str, Any]:
-        return {
+        identity: dict[str, Any] = {
             "prompt_sha256": hashlib.sha256(self.system_prompt.encode("utf-8")).hexdigest(),
             "hedge_phrases": sorted(phrase.casefold() for phrase in self.hedge_phrases),
             "consensus_votes": CONSENSUS_VOTES,
             "max_tokens": JUDGE_MAX_TOKENS,
             "schema": VERDICT_SCHEMA,
         }
+        # Only when off, so that the cache keys of every run with consensus stay as they were.
+        if not self.consensus:
+            identity["consensus"] = False
+        return identity
 
     def cache_inputs(self, item: EvaluationItem) -> Mapping[str, Any]:
         return {
@@ -123,7 +138,8 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
         if not first_stage:
             return CallEstimate.none()
         request = first_stage[0]
-        consensus_calls = CONSENSUS_SHARE_HIGH * CONSENSUS_VOTES if self.hedge_phrases else 0.0
+        asks_votes = self.consensus and self.hedge_phrases
+        consensus_calls = CONSENSUS_SHARE_HIGH * CONSENSUS_VOTES if asks_votes else 0.0
         calls_high = 1 + consensus_calls
         return CallEstimate(
             calls_low=1,
@@ -140,11 +156,11 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
     def cells(self, result: JudgeResult | None) -> list[CellValue]:
         if result is None:
             return ["", "", "", "", "", ""]
-        scores = result.scores
+        values = self.metric_values(result)
         return [
-            "" if scores is None else scores.precision,
-            "" if scores is None else scores.recall,
-            "" if scores is None else scores.accuracy,
+            _cell(values[PRECISION]),
+            _cell(values[RECALL]),
+            _cell(values[ACCURACY]),
             result.summary,
             "yes" if result.consensus else "no",
             result.votes_label(),
@@ -169,13 +185,36 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
         return {PRECISION: scores.precision, RECALL: scores.recall, ACCURACY: scores.accuracy}
 
     def progress_scores(self, result: JudgeResult) -> Mapping[str, int]:
-        if result.scores is None:
+        scores = result.scores
+        if scores is None:
             return {}
-        return {
-            "precision": result.scores.precision,
-            "recall": result.scores.recall,
-            "accuracy": result.scores.accuracy,
+        found = {
+            "precision": scores.precision,
+            "recall": scores.recall,
+            "accuracy": scores.accuracy,
         }
+        return {name: score for name, score in found.items() if score is not None}
+
+    # -- a jury -----------------------------------------------------------------------------
+
+    def jury_verdict(self, results: Sequence[JudgeResult]) -> JudgeResult:
+        """Each metric by the majority of the jurors that scored (a tie leaves it empty); the
+        summary of the first juror agreeing with the verdict's precision."""
+        if all(result.scores is None for result in results):
+            return self.unscored(*first_failure(results))
+        values = [self.metric_values(result) for result in results]
+        verdict = {
+            column: majority_rate([value[column] for value in values])
+            for column in self.metric_columns
+        }
+        scores = Scores.shared(*(_whole(verdict[column]) for column in self.metric_columns))
+        siding = nearest_juror([value[PRECISION] for value in values], verdict[PRECISION])
+        return JudgeResult(
+            scores=scores,
+            summary="" if siding is None else results[siding].summary,
+            note=common_value(result.note for result in results),
+            shortcut=common_value(result.shortcut for result in results),
+        )
 
     # -- checkpoint JSON --------------------------------------------------------------------
 
@@ -224,18 +263,27 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
         )
 
 
+def _cell(score: int | None) -> CellValue:
+    return "" if score is None else score
+
+
+def _whole(score: float | None) -> int | None:
+    return None if score is None else int(score)
+
+
 def _with_shortcut(result: JudgeResult, shortcut: str) -> JudgeResult:
     return replace(result, shortcut=shortcut)
 
 
-def _scores_to_json(scores: Scores | None) -> list[int] | None:
+def _scores_to_json(scores: Scores | None) -> list[int | None] | None:
     if scores is None:
         return None
     return [scores.precision, scores.recall, scores.accuracy]
 
 
-def _score(value: Any) -> int:
-    if type(value) is int and value in (0, 1):
+def _score(value: Any) -> int | None:
+    # None: a jury's verdict on a metric where its jurors tied.
+    if value is None or (type(value) is int and value in (0, 1)):
         return value
     raise ValueError("scores must be 0 or 1")
 
@@ -247,7 +295,7 @@ def _scores_from_json(data: Any) -> Scores | None:
     if isinstance(data, dict):
         data = [data["precision"], data["recall"], data["accuracy"]]
     if not isinstance(data, list) or len(data) != 3:
-        raise ValueError("scores must be three 0/1 values")
+        raise ValueError("scores must be three 0/1 values (or null)")
     return Scores.shared(_score(data[0]), _score(data[1]), _score(data[2]))
 
 
@@ -270,10 +318,14 @@ def _flag(value: Any) -> bool:
 
 
 class JudgeTally(SummaryTally[JudgeResult]):
-    """Rates over scored questions; unscored, consensus and no-call counts."""
+    """Rates over scored questions; unscored, consensus and no-call counts.
+
+    Each rate counts the questions with a score for its metric: every scored question, but
+    for a jury's verdict where the jurors tied on that metric."""
 
     def __init__(self) -> None:
-        self.scored = self.precision = self.recall = self.accuracy = 0
+        self.precision = self.recall = self.accuracy = 0
+        self.precision_scored = self.recall_scored = self.accuracy_scored = 0
         self.unscored = self.consensus = self.no_information = 0
 
     def add(self, result: JudgeResult) -> None:
@@ -281,18 +333,23 @@ class JudgeTally(SummaryTally[JudgeResult]):
         if scores is None:
             self.unscored += 1
         else:
-            self.scored += 1
-            self.precision += scores.precision
-            self.recall += scores.recall
-            self.accuracy += scores.accuracy
+            if scores.precision is not None:
+                self.precision_scored += 1
+                self.precision += scores.precision
+            if scores.recall is not None:
+                self.recall_scored += 1
+                self.recall += scores.recall
+            if scores.accuracy is not None:
+                self.accuracy_scored += 1
+                self.accuracy += scores.accuracy
         self.consensus += result.consensus
         self.no_information += result.shortcut == SHORTCUT_NO_INFORMATION
 
     def lines(self) -> list[SummaryLine]:
         return [
-            fraction_line(PRECISION, self.precision, self.scored),
-            fraction_line(RECALL, self.recall, self.scored),
-            fraction_line(ACCURACY, self.accuracy, self.scored),
+            fraction_line(PRECISION, self.precision, self.precision_scored),
+            fraction_line(RECALL, self.recall, self.recall_scored),
+            fraction_line(ACCURACY, self.accuracy, self.accuracy_scored),
             SummaryLine("Unscored", str(self.unscored)),
             SummaryLine("Consensus", str(self.consensus)),
             SummaryLine("No Information (no call)", str(self.no_information)),

@@ -16,19 +16,20 @@ class Scores:
     """The three binary scores of one verdict.
 
     Never changed once built: ``shared`` hands out one object per combination, so a million
-    results hold eight of them rather than a million.
+    results hold eight of them rather than a million. A score is ``None`` only in a jury's
+    verdict, where the jurors that scored tied on that metric.
     """
 
-    precision: int
-    recall: int
-    accuracy: int
+    precision: int | None
+    recall: int | None
+    accuracy: int | None
 
     @classmethod
     def of(cls, verdict: Verdict) -> Scores:
         return cls.shared(verdict.precision, verdict.recall, verdict.accuracy)
 
     @classmethod
-    def shared(cls, precision: int, recall: int, accuracy: int) -> Scores:
+    def shared(cls, precision: int | None, recall: int | None, accuracy: int | None) -> Scores:
         key = (precision, recall, accuracy)
         found = _SHARED_SCORES.get(key)
         if found is None:
@@ -36,11 +37,14 @@ class Scores:
         return found
 
     def label(self) -> str:
-        """``1/0/1``: precision/recall/accuracy."""
-        return f"{self.precision}/{self.recall}/{self.accuracy}"
+        """``1/0/1``: precision/recall/accuracy (``-`` for a tied jury metric)."""
+        return "/".join(
+            "-" if score is None else str(score)
+            for score in (self.precision, self.recall, self.accuracy)
+        )
 
 
-_SHARED_SCORES: dict[tuple[int, int, int], Scores] = {}
+_SHARED_SCORES: dict[tuple[int | None, int | None, int | None], Scores] = {}
 
 
 @dataclass(slots=True)

@@ -37,9 +37,10 @@ from rag_evaluator.families.base import (
     SummaryTally,
     TaskRun,
 )
+from rag_evaluator.families.jury.voting import first_failure, median_score, nearest_juror
 from rag_evaluator.families.ragas import calls as ragas_calls
 from rag_evaluator.inputs.records import EvaluationItem
-from rag_evaluator.llm.requests import CallOutcome, ModelRequest
+from rag_evaluator.llm.requests import CallOutcome, FailureKind, ModelRequest
 from rag_evaluator.results.summary import MetricValues, SummaryLine, unscored_line
 
 RAGAS_FAMILY = "ragas"
@@ -82,6 +83,14 @@ _PER_VERDICT_TOKENS = (30, 100)
 # 300 characters at the low end and one per 80 at the high end.
 _CHARACTERS_PER_CLAIM = (300, 80)
 _SHOWN_CLAIM_CHARACTERS = 120
+# What each metric's value rests on (the details column): a jury's verdict takes them from
+# the juror nearest its median, so that they describe a value the verdict holds.
+_SUPPORTING_FIELDS: dict[str, tuple[str, ...]] = {
+    _FAITHFULNESS: ("claim_count", "unsupported_claims"),
+    _CONTEXT_PRECISION: ("relevant_ranks",),
+    _CONTEXT_RECALL: ("statement_count", "attributed_count"),
+    _ANSWER_RELEVANCE: ("relevance_method", "noncommittal", "generated_questions"),
+}
 
 
 @dataclass(kw_only=True, slots=True)
@@ -493,6 +502,59 @@ class RagasFamily(JudgedFamily[RagasResult]):
 
     def tally(self) -> RagasTally:
         return RagasTally(self)
+
+    # -- a jury -------------------------------------------------------------------------------
+
+    def jury_verdict(self, results: Sequence[RagasResult]) -> RagasResult:
+        """Each metric (and the relevant-context share) by the median of the jurors that
+        computed it, with the details of the juror nearest that median; the composite
+        recomputed from the medians by the family's rule. A metric no juror computed because
+        their calls failed is the verdict's failed metric (the first failing juror's
+        reason)."""
+        computed_any = any(
+            value is not None for result in results for value in self.metric_values(result).values()
+        )
+        if not computed_any and not any(result.scored for result in results):
+            return self.unscored(*first_failure(results))
+        fields: dict[str, Any] = {}
+        errors: list[tuple[str, str]] = []
+        failed: list[RagasResult] = []
+        for metric in RAGAS_METRICS:
+            given = [getattr(result, metric) for result in results]
+            fields[metric] = median_score(given)
+            siding = nearest_juror(given, fields[metric])
+            if siding is not None:
+                fields.update(
+                    {name: getattr(results[siding], name) for name in _SUPPORTING_FIELDS[metric]}
+                )
+                continue
+            failing = [result for result in results if metric in dict(result.metric_errors)]
+            if failing:
+                errors.append((metric, dict(failing[0].metric_errors)[metric]))
+                failed += failing
+        transient = any(result.failed_transiently for result in failed)
+        return RagasResult(
+            **fields,
+            relevant_context_share=median_score(
+                [result.relevant_context_share for result in results]
+            ),
+            context_count=next(
+                (result.context_count for result in results if result.context_count is not None),
+                None,
+            ),
+            # The family's rule: no composite when a part failed.
+            ragas_score=None
+            if errors
+            else judged_scores.ragas_score({metric: fields[metric] for metric in RAGAS_METRICS}),
+            metric_errors=tuple(errors),
+            notes=tuple(
+                note for note in results[0].notes if all(note in result.notes for result in results)
+            ),
+            error=call_failures.joined(errors),
+            failure=(FailureKind.TRANSIENT if transient else FailureKind.QUESTION).value
+            if errors
+            else None,
+        )
 
     # -- checkpoint JSON ----------------------------------------------------------------------
 

@@ -9,6 +9,12 @@ from typing import Any
 
 from rag_evaluator.families import result_json
 from rag_evaluator.families.base import CellValue, FamilyResult, SummaryTally
+from rag_evaluator.families.jury.voting import (
+    first_failure,
+    majority_rate,
+    nearest_juror,
+    whole_median,
+)
 from rag_evaluator.families.rubric import calls as rubric_calls
 from rag_evaluator.families.rubric.rubrics import (
     CONTEXTS_INPUT,
@@ -143,6 +149,33 @@ class RubricFamily(SingleCallFamily[RubricResult]):
 
     def tally(self) -> RubricTally:
         return RubricTally(self)
+
+    # -- a jury -------------------------------------------------------------------------------
+
+    def jury_verdict(self, results: Sequence[RubricResult]) -> RubricResult:
+        """Each criterion by its jurors: a pass/fail one by the majority (a tie leaves it
+        out), a range one by the median score, a whole number (the mean of the middle two
+        rounded half up); each with the reason of the first juror nearest that score."""
+        if all(not result.scores for result in results):
+            return self.unscored(*first_failure(results))
+        juror_scores = [dict(result.scores) for result in results]
+        juror_reasons = [dict(result.reasons) for result in results]
+        scores: list[tuple[str, int]] = []
+        reasons: list[tuple[str, str]] = []
+        for criterion in self.rubric.criteria:
+            given = [found.get(criterion.name) for found in juror_scores]
+            if criterion.scale.pass_fail:
+                majority = majority_rate(given)
+                score = None if majority is None else int(majority)
+            else:
+                score = whole_median(given)
+            if score is None:
+                continue
+            siding = nearest_juror(given, score)
+            scores.append((criterion.name, score))
+            if siding is not None and criterion.name in juror_reasons[siding]:
+                reasons.append((criterion.name, juror_reasons[siding][criterion.name]))
+        return RubricResult(scores=tuple(scores), reasons=tuple(reasons))
 
     # -- checkpoint JSON ----------------------------------------------------------------------
 

@@ -46,6 +46,13 @@ from rag_evaluator.errors import CheckpointError
 from rag_evaluator.families.base import FamilyResult, JudgedFamily, QuestionRecord
 from rag_evaluator.families.grading.factual_accuracy import RENAMED_FAMILIES
 from rag_evaluator.families.judge.family import JUDGE_FAMILY
+from rag_evaluator.families.result_json import count as _count
+from rag_evaluator.families.result_json import dollars as _dollars
+from rag_evaluator.families.result_json import family_result_from_json as family_result_from_json
+from rag_evaluator.families.result_json import family_result_to_json as family_result_to_json
+from rag_evaluator.families.result_json import optional_text as _optional_text
+from rag_evaluator.families.result_json import usage_from_json as _usage_from_json
+from rag_evaluator.families.result_json import usage_to_json as _usage_to_json
 from rag_evaluator.inputs.records import TokenUsage
 from rag_evaluator.llm.checkpoint.records import StoredRecords
 from rag_evaluator.llm.fingerprint import RunFingerprint
@@ -192,86 +199,6 @@ def ensure_private_directory(directory: Path) -> None:
 
 
 # --- serialisation -------------------------------------------------------------------------
-
-
-def _usage_to_json(usage: TokenUsage) -> dict[str, int]:
-    data = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
-    if usage.cache_creation_input_tokens:
-        data["cache_creation_input_tokens"] = usage.cache_creation_input_tokens
-    if usage.cache_read_input_tokens:
-        data["cache_read_input_tokens"] = usage.cache_read_input_tokens
-    return data
-
-
-def _count(value: Any) -> int:
-    # Strict: int() would truncate 1.5 and raise OverflowError on 1e999 or Infinity.
-    if type(value) is not int or value < 0:
-        raise ValueError("counts must be whole numbers of at least 0")
-    return value
-
-
-def _dollars(value: Any) -> float:
-    kind = type(value)
-    if (kind is not float and kind is not int) or not 0 <= value < float("inf"):
-        raise ValueError("costs must be finite numbers of at least 0")
-    return float(value)
-
-
-def _usage_from_json(data: Any) -> TokenUsage:
-    if len(data) == 2:  # no cache tokens: the usual line
-        return TokenUsage(_count(data["input_tokens"]), _count(data["output_tokens"]))
-    return TokenUsage(
-        _count(data["input_tokens"]),
-        _count(data["output_tokens"]),
-        _count(data.get("cache_creation_input_tokens", 0)),
-        _count(data.get("cache_read_input_tokens", 0)),
-    )
-
-
-def _optional_text(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise ValueError("expected text or null")
-
-
-def family_result_to_json(family: JudgedFamily[Any], result: FamilyResult) -> dict[str, Any]:
-    """A family's result with the fields every family shares, as checkpoint/cache JSON.
-
-    Compact: fields at their default (no error, not cached) are left out.
-    """
-    data: dict[str, Any] = {
-        "usage": _usage_to_json(result.usage),
-        "calls": result.calls,
-        "cost_usd": result.cost_usd,
-        "result": family.to_json(result),
-    }
-    if result.retries:
-        data["retries"] = result.retries
-    if result.error is not None:
-        data["error"] = result.error
-        data["failure"] = result.failure
-    if result.cached:
-        data["cached"] = True
-    return data
-
-
-def family_result_from_json(family: JudgedFamily[Any], data: Any) -> FamilyResult:
-    """Read what ``family_result_to_json`` wrote; raises KeyError/TypeError/ValueError."""
-    if type(data) is not dict:
-        raise ValueError("a family result must be an object")
-    cached = data.get("cached", False)
-    if type(cached) is not bool:
-        raise ValueError("cached must be true or false")
-    return family.from_json(
-        data["result"],
-        usage=_usage_from_json(data["usage"]),
-        calls=_count(data["calls"]),
-        cost_usd=_dollars(data.get("cost_usd", 0.0)),
-        retries=_count(data.get("retries", 0)),
-        error=_optional_text(data.get("error")),
-        failure=_optional_text(data.get("failure")),
-        cached=cached,
-    )
 
 
 def record_to_json(record: QuestionRecord, families: Families) -> dict[str, Any]:
