@@ -22,6 +22,7 @@ from rag_evaluator.compare.comparison import ComparisonReport
 from rag_evaluator.errors import ConfigError
 from rag_evaluator.inputs.fields import QUESTION
 from rag_evaluator.results.gates import ThresholdCheck
+from rag_evaluator.results.groups import TOTAL_QUESTIONS
 from rag_evaluator.results.outputs import check_output_path
 from rag_evaluator.results.reader import read_sheet, with_current_column_names
 from rag_evaluator.results.run_scores import ERROR, RunScores, build_run_scores
@@ -65,7 +66,11 @@ def evaluate_ci_outputs(run: EvaluateRun, request: CiRequest) -> list[str]:
     """Write an evaluate run's CI outputs; the ``::error::`` lines to print."""
     if not request.wanted:
         return []
-    scores, unscored = _read_results(run.results_path)
+    if _question_count(run.summary) == 0:
+        # A run stopped before its first question wrote a table without rows: nothing to read.
+        scores, unscored = RunScores(run.results_path.name, (), {}), []
+    else:
+        scores, unscored = _read_results(run.results_path)
     facts = EvaluateFacts(run.results_path.name, run.summary, run.gate_checks, unscored)
     suite = evaluate_suite(facts)
     if request.junit_path is not None:
@@ -86,6 +91,14 @@ def compare_ci_outputs(report: ComparisonReport, request: CiRequest, *, gated: b
     if request.settings.step_summary is not None:
         append_step_summary(request.settings.step_summary, compare_markdown(report, gated=gated))
     return gate_annotations(suites) if request.settings.annotations else []
+
+
+def _question_count(summary: Sequence[SummaryLine]) -> int | None:
+    """The summary's ``Total Questions``, if it has the line."""
+    for line in summary:
+        if line.label == TOTAL_QUESTIONS and line.value.isdigit():
+            return int(line.value)
+    return None
 
 
 def _read_results(path: Path) -> tuple[RunScores, list[UnscoredQuestion]]:

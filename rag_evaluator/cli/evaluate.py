@@ -420,7 +420,7 @@ def _run(
     except BudgetExhaustedError as stopped:
         # What the money bought is written (marked partial): show it before the reason.
         if isinstance(stopped.outcome, RunOutcome):
-            _show_results(stopped.outcome, request, report)
+            _ci_outputs(stopped.outcome, _show_results(stopped.outcome, request, report), ci)
         raise
     finally:
         interaction.finished()
@@ -438,15 +438,20 @@ def _run(
             f"{outcome.unscored_count} question(s) could not be scored; "
             "the Error column of the results file says why"
         )
-    if outcome.results_path is not None:
-        run = EvaluateRun(outcome.results_path, outcome.summary, outcome.gate_checks, report_path)
-        for command in evaluate_ci_outputs(run, ci):
-            console.workflow_command(command)
+    _ci_outputs(outcome, report_path, ci)
     if outcome.threshold_failures:
         raise QualityGateError(
             describe_failures(outcome.threshold_failures, str(outcome.results_path))
         )
     raise typer.Exit(outcome.exit_code)
+
+
+def _ci_outputs(outcome: RunOutcome, report_path: Path | None, ci: CiRequest) -> None:
+    """--junit, the step summary and the annotations of the results just written."""
+    if outcome.results_path is not None:
+        run = EvaluateRun(outcome.results_path, outcome.summary, outcome.gate_checks, report_path)
+        for command in evaluate_ci_outputs(run, ci):
+            console.workflow_command(command)
 
 
 def _show_results(outcome: RunOutcome, request: EvaluateRequest, report: bool) -> Path | None:

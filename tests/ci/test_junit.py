@@ -255,3 +255,32 @@ def test_xml_safe_keeps_printable_text_and_replaces_what_xml_cannot_hold() -> No
     printable = string.printable.replace("\x0b", "").replace("\x0c", "")
     assert xml_safe(printable + "é😀") == printable + "é😀"
     assert xml_safe("a\x00b\x1bc\ud800d\ufffe") == "a\ufffdb\ufffdc\ufffdd\ufffd"
+
+
+def test_a_budget_stop_still_writes_the_junit_file_of_what_was_scored(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    result = run_cli(
+        [
+            "evaluate",
+            "--model",
+            "haiku",
+            "--yes",
+            "--delay",
+            "0",
+            "--no-cache",
+            "--max-cost",
+            "0.0000001",
+            "--fail-under",
+            "precision=0.5",
+            "--junit",
+            "junit.xml",
+        ]
+    )
+
+    assert result.exit_code == 4, result.output  # the budget's code, as before
+    root = valid_junit(workspace.directory / "junit.xml")
+    (case,) = root.iter("testcase")
+    assert case.get("name") == "--fail-under Precision=0.5"
+    # Stopped before any question was scored: nothing shows the minimum was met.
+    assert case.find("failure").get("message") == ("Precision has no scored question (minimum 0.5)")
