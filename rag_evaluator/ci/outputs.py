@@ -66,8 +66,10 @@ def evaluate_ci_outputs(run: EvaluateRun, request: CiRequest) -> list[str]:
     """Write an evaluate run's CI outputs; the ``::error::`` lines to print."""
     if not request.wanted:
         return []
-    if _question_count(run.summary) == 0:
-        # A run stopped before its first question wrote a table without rows: nothing to read.
+    files = request.junit_path is not None or request.settings.step_summary is not None
+    if not files or _question_count(run.summary) == 0:
+        # Annotations need the gates alone; a run stopped before its first question wrote a
+        # table without rows: nothing to read back.
         scores, unscored = RunScores(run.results_path.name, (), {}), []
     else:
         scores, unscored = _read_results(run.results_path)

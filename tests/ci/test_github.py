@@ -209,3 +209,36 @@ def test_the_weakest_questions_follow_each_metrics_direction(tmp_path: Path) -> 
     assert [(q.number, q.score) for q in weakest] == [(3, 0.0), (2, 0.5), (4, 0.5)]
     assert weakest[0].metrics == (("dont_know", 1.0), ("exact_match", 0.0))
     assert [q.number for q in weakest_questions(scores, ["dont_know"])] == [3, 4]
+
+
+def test_markup_in_a_metric_name_stays_text_in_every_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    name = "a|b <i>&c_d"
+
+    def run(path: Path, ones: bool) -> Path:
+        questions = [
+            Question(n, f"Q{n}?", "A.", "A.", metrics={name: float((n % 10 != 0) == ones)})
+            for n in range(1, 31)
+        ]
+        return write_run(path, questions, judged=False)
+
+    run(tmp_path / "base.csv", True)
+    run(tmp_path / "new.csv", False)
+    path, env = step_summary(tmp_path)
+
+    result = run_cli(
+        ["compare", "base.csv", "new.csv", "--fail-if-worse", "--junit", "c.xml"],
+        env={**env, "GITHUB_ACTIONS": "true"},
+    )
+
+    assert result.exit_code == 3, result.output
+    text = path.read_text(encoding="utf-8")
+    assert r"| a\|b &lt;i&gt;&amp;c\_d | 30 |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| a"))
+    assert len(re.findall(r"(?<!\\)\|", row)) == 9  # eight cells, no more
+    failure = (tmp_path / "c.xml").read_text(encoding="utf-8")
+    assert "a|b &lt;i&gt;&amp;c_d in new.csv not worse than the baseline" in failure
+    (line,) = annotations(result.stdout)
+    assert "::a|b <i>&c_d in new.csv: -0.8000 (95%25 CI" in line
