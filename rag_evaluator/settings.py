@@ -99,3 +99,26 @@ def _read_env_file(env_file: Path) -> dict[str, str | None]:
         raise ConfigError(
             f"Cannot read {env_file}: {exc.strerror}. Fix its permissions or remove it"
         ) from exc
+
+
+# Set by GitHub Actions on its runners: the file a step appends its Markdown summary to, and
+# "true" in every workflow run.
+STEP_SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
+ACTIONS_VARIABLE = "GITHUB_ACTIONS"
+
+
+@dataclass(frozen=True)
+class CiSettings:
+    """What a CI runner's environment asks of a run's outputs."""
+
+    step_summary: Path | None = None  # append the Markdown summary here
+    annotations: bool = False  # print ::error:: workflow commands for failed gates
+
+
+def load_ci_settings() -> CiSettings:
+    """Read the CI runner's variables (never from ``.env``: the runner sets them)."""
+    step_summary = os.environ.get(STEP_SUMMARY_VARIABLE, "").strip()
+    return CiSettings(
+        step_summary=Path(step_summary) if step_summary else None,
+        annotations=os.environ.get(ACTIONS_VARIABLE, "").strip().lower() == "true",
+    )

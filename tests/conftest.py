@@ -156,6 +156,9 @@ def isolated_environment(
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", _UNREACHABLE_BASE_URL)
     monkeypatch.setenv("OPENAI_BASE_URL", f"{_UNREACHABLE_BASE_URL}/v1")
+    # Run in GitHub Actions, the tests must not append to the job's summary or annotate it.
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     # The AWS and Google clients also find credentials in the home folder and the cloud's
     # metadata service: point them at an empty folder and switch the metadata lookup off.
     no_credentials = tmp_path_factory.mktemp("no-cloud-credentials")

@@ -7,20 +7,21 @@ from typing import Annotated
 
 import typer
 
+from rag_evaluator.ci.outputs import CiRequest, check_junit_path, compare_ci_outputs
 from rag_evaluator.cli import console
 from rag_evaluator.cli.logs import configure_logging
 from rag_evaluator.compare.comparison import (
     ComparisonReport,
     Flip,
-    MetricComparison,
     RunComparison,
     describe_worse,
-    format_p,
+    metric_row,
 )
 from rag_evaluator.compare.run import CompareRequest, run_compare
 from rag_evaluator.errors import QualityGateError
 from rag_evaluator.inputs.selection import format_numbers
-from rag_evaluator.results.run_scores import MetricKind, is_offline_metric
+from rag_evaluator.results.run_scores import is_offline_metric
+from rag_evaluator.settings import load_ci_settings
 from rag_evaluator.stats.statistics import CONFIDENCE_LEVEL
 from rag_evaluator.text.snippets import quote_snippet
 
@@ -66,9 +67,18 @@ def compare_command(
             help="Exit with code 3 when a metric is significantly worse than the baseline.",
         ),
     ] = False,
+    junit: Annotated[
+        Path | None,
+        typer.Option(
+            "--junit",
+            help="CI: also write the comparison as JUnit XML to this file (a test case per "
+            "metric and run, failed by --fail-if-worse).",
+        ),
+    ] = None,
 ) -> None:
     """Compare runs question by question: paired differences, 95% CIs, Holm-corrected tests."""
     configure_logging()
+    check_junit_path(junit, results)
     outcome = run_compare(
         CompareRequest(
             paths=results,
@@ -84,6 +94,9 @@ def compare_command(
         console.info(f"Written: {path}")
     if outcome.json_for_stdout is not None:
         console.raw_output(outcome.json_for_stdout)
+    ci = CiRequest(junit, load_ci_settings())
+    for command in compare_ci_outputs(outcome.report, ci, gated=fail_if_worse):
+        console.workflow_command(command, to_stdout=to_stdout)
     if fail_if_worse and outcome.report.significantly_worse():
         raise QualityGateError(describe_worse(outcome.report))
 
@@ -131,7 +144,7 @@ def _show_comparison(comparison: RunComparison, *, to_stdout: bool) -> None:
     console.table(
         "Run against baseline",
         ["Metric", "n", "Baseline", "Run", f"Change ({level} CI)", "p", "Holm p", "Verdict"],
-        [_metric_row(metric) for metric in comparison.metrics],
+        [metric_row(metric) for metric in comparison.metrics],
         to_stdout=to_stdout,
     )
     _show_flips(comparison, to_stdout=to_stdout)
@@ -154,39 +167,6 @@ def _pairing_text(comparison: RunComparison) -> str:
         f"{reason}: paired by question text ({comparison.shared_questions} question(s)); "
         "Question Number is the baseline's, Run Question Number the run's"
     )
-
-
-def _metric_row(metric: MetricComparison) -> list[str]:
-    if metric.kind is MetricKind.BINARY and metric.counts is not None:
-        counts = metric.counts
-        before = _fraction(counts.baseline_successes, counts.total)
-        after = _fraction(counts.run_successes, counts.total)
-        change = f"{metric.difference * 100:+.1f} pts"
-        if metric.interval is not None:
-            change += f" ({metric.interval.low * 100:+.1f} to {metric.interval.high * 100:+.1f})"
-    else:
-        before = f"{metric.baseline_value:.4f}"
-        after = f"{metric.run_value:.4f}"
-        change = f"{metric.difference:+.4f}"
-        change += (
-            " (CI n/a)"
-            if metric.interval is None
-            else f" ({metric.interval.low:+.4f} to {metric.interval.high:+.4f})"
-        )
-    return [
-        metric.metric,
-        str(metric.paired_count),
-        before,
-        after,
-        change,
-        format_p(metric.p_value),
-        format_p(metric.holm_p_value),
-        metric.verdict,
-    ]
-
-
-def _fraction(count: int, total: int) -> str:
-    return f"{count}/{total} ({count / total:.0%})"
 
 
 def _show_flips(comparison: RunComparison, *, to_stdout: bool) -> None:

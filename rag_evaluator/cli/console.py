@@ -218,6 +218,14 @@ def raw_output(text: str) -> None:
     sys.stdout.flush()
 
 
+def workflow_command(line: str, *, to_stdout: bool = True) -> None:
+    """Write a CI runner's workflow command (``::error ...::...``, escaped already) as one
+    line: on stdout, or on stderr (which the runner reads too) when stdout carries JSON."""
+    stream = sys.stdout if to_stdout else sys.stderr
+    stream.write(line + "\n")
+    stream.flush()
+
+
 # --- rag-eval review ------------------------------------------------------------------------
 
 HIGHLIGHT_STYLE = "bold black on yellow"

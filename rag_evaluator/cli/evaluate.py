@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from rag_evaluator.ci.outputs import CiRequest, EvaluateRun, check_junit_path, evaluate_ci_outputs
 from rag_evaluator.cli import console, options
 from rag_evaluator.cli.logs import configure_logging
 from rag_evaluator.cli.progress import RunConsole
@@ -31,7 +32,7 @@ from rag_evaluator.report.run import report_for_run
 from rag_evaluator.results.gates import describe_failures, parse_thresholds
 from rag_evaluator.results.groups import group_table
 from rag_evaluator.results.kinds import METRIC_KINDS
-from rag_evaluator.settings import Settings, load_settings
+from rag_evaluator.settings import Settings, load_ci_settings, load_settings
 
 _DEFAULT_METRIC_OPTIONS = MetricOptions()
 _DEFAULT_REQUEST = EvaluateRequest(Path(), Path(), Path(), Path())
@@ -352,6 +353,14 @@ def evaluate_command(
             "e.g. dont_know=0.1.",
         ),
     ] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(
+            "--junit",
+            help="CI: also write the gates as JUnit XML to this file (a test case per gate, "
+            "an error per unscored question).",
+        ),
+    ] = None,
 ) -> None:
     working_directory = Path.cwd()
     settings = load_settings(working_directory)
@@ -393,11 +402,17 @@ def evaluate_command(
             embedding_model=embedding_model,
         ),
     )
-    _run(request, settings, ConsoleInteraction(assume_yes=yes), report)
+    check_junit_path(junit, list(request.input_paths))
+    ci = CiRequest(junit, load_ci_settings())
+    _run(request, settings, ConsoleInteraction(assume_yes=yes), report, ci)
 
 
 def _run(
-    request: EvaluateRequest, settings: Settings, interaction: ConsoleInteraction, report: bool
+    request: EvaluateRequest,
+    settings: Settings,
+    interaction: ConsoleInteraction,
+    report: bool,
+    ci: CiRequest,
 ) -> None:
     """Run the evaluation, show what it wrote, and exit with its code (or its gate's)."""
     try:
@@ -405,14 +420,14 @@ def _run(
     except BudgetExhaustedError as stopped:
         # What the money bought is written (marked partial): show it before the reason.
         if isinstance(stopped.outcome, RunOutcome):
-            _show_results(stopped.outcome, request, report)
+            _ci_outputs(stopped.outcome, _show_results(stopped.outcome, request, report), ci)
         raise
     finally:
         interaction.finished()
     if outcome.declined:
         console.info("Nothing was evaluated.")
         raise typer.Exit(outcome.exit_code)
-    _show_results(outcome, request, report)
+    report_path = _show_results(outcome, request, report)
     if outcome.remaining_after_limit:
         console.info(
             f"{outcome.remaining_after_limit} more question(s) are not evaluated yet (--limit); "
@@ -423,6 +438,7 @@ def _run(
             f"{outcome.unscored_count} question(s) could not be scored; "
             "the Error column of the results file says why"
         )
+    _ci_outputs(outcome, report_path, ci)
     if outcome.threshold_failures:
         raise QualityGateError(
             describe_failures(outcome.threshold_failures, str(outcome.results_path))
@@ -430,8 +446,17 @@ def _run(
     raise typer.Exit(outcome.exit_code)
 
 
-def _show_results(outcome: RunOutcome, request: EvaluateRequest, report: bool) -> None:
-    """The summary table, the group and not-applicable tables, and where files were written."""
+def _ci_outputs(outcome: RunOutcome, report_path: Path | None, ci: CiRequest) -> None:
+    """--junit, the step summary and the annotations of the results just written."""
+    if outcome.results_path is not None:
+        run = EvaluateRun(outcome.results_path, outcome.summary, outcome.gate_checks, report_path)
+        for command in evaluate_ci_outputs(run, ci):
+            console.workflow_command(command)
+
+
+def _show_results(outcome: RunOutcome, request: EvaluateRequest, report: bool) -> Path | None:
+    """The summary table, the group and not-applicable tables, and where files were written;
+    the report's path when one was written."""
     console.table(
         "Summary",
         ["", "Value"],
@@ -470,3 +495,5 @@ def _show_results(outcome: RunOutcome, request: EvaluateRequest, report: bool) -
             dataset_path=request.dataset_path,
         )
         console.info(f"Report written to {written.path}")
+        return written.path
+    return None

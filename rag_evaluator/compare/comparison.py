@@ -377,6 +377,41 @@ def format_p(p_value: float) -> str:
     return f"{p_value:.4f}"
 
 
+def metric_row(metric: MetricComparison) -> list[str]:
+    """A metric's row of the comparison table: ``Metric, n, Baseline, Run, Change (95% CI),
+    p, Holm p, Verdict``."""
+    if metric.kind is MetricKind.BINARY and metric.counts is not None:
+        counts = metric.counts
+        before = _fraction(counts.baseline_successes, counts.total)
+        after = _fraction(counts.run_successes, counts.total)
+        change = f"{metric.difference * 100:+.1f} pts"
+        if metric.interval is not None:
+            change += f" ({metric.interval.low * 100:+.1f} to {metric.interval.high * 100:+.1f})"
+    else:
+        before = f"{metric.baseline_value:.4f}"
+        after = f"{metric.run_value:.4f}"
+        change = f"{metric.difference:+.4f}"
+        change += (
+            " (CI n/a)"
+            if metric.interval is None
+            else f" ({metric.interval.low:+.4f} to {metric.interval.high:+.4f})"
+        )
+    return [
+        metric.metric,
+        str(metric.paired_count),
+        before,
+        after,
+        change,
+        format_p(metric.p_value),
+        format_p(metric.holm_p_value),
+        metric.verdict,
+    ]
+
+
+def _fraction(count: int, total: int) -> str:
+    return f"{count}/{total} ({count / total:.0%})"
+
+
 def comparison_json(report: ComparisonReport, runs: Sequence[RunScores]) -> dict[str, object]:
     """The whole comparison as plain JSON data (numbers unrounded)."""
     return {

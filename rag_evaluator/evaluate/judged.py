@@ -62,7 +62,7 @@ from rag_evaluator.llm.session import (
     session_config,
 )
 from rag_evaluator.offline.families import MetricFamilies, runnable_offline_families
-from rag_evaluator.results.gates import failed_thresholds
+from rag_evaluator.results.gates import check_thresholds, failures_of
 from rag_evaluator.results.rows import ResultRows
 from rag_evaluator.results.summary import RunFacts, summary_lines
 from rag_evaluator.results.writer import prepare_output_directory, write_results
@@ -392,6 +392,7 @@ def _write_outcome(
     if plan.remaining_after_limit == 0 and partial is None:
         remove_checkpoint(plan.checkpoint.path)
     unscored = tally.unscored_questions
+    gate_checks = check_thresholds(request.fail_under, tally.observed_values())
     return RunOutcome(
         declined=False,
         exit_code=EXIT_SOME_UNSCORED if unscored else EXIT_ALL_SCORED,
@@ -400,7 +401,8 @@ def _write_outcome(
         summary=summary,
         unscored_count=unscored,
         remaining_after_limit=plan.remaining_after_limit,
-        threshold_failures=failed_thresholds(request.fail_under, tally.observed_values()),
+        threshold_failures=failures_of(gate_checks),
+        gate_checks=gate_checks,
         groups=groups,
         reference_free=request.reference_free,
         not_applicable=offline.empty,

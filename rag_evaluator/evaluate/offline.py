@@ -21,7 +21,7 @@ from rag_evaluator.families.base import JudgedFamily
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.offline.families import compute_offline
 from rag_evaluator.offline.runner import EmptyMetric
-from rag_evaluator.results.gates import failed_thresholds
+from rag_evaluator.results.gates import check_thresholds, failures_of
 from rag_evaluator.results.groups import GroupTally
 from rag_evaluator.results.rows import ResultRows
 from rag_evaluator.results.summary import RowTally, RunFacts, summary_lines
@@ -96,13 +96,15 @@ def offline_run(
         groups=groups,
     )
     logger.info("Results written to %s", results_path)
+    gate_checks = check_thresholds(request.fail_under, tally.observed_values())
     return RunOutcome(
         False,
         EXIT_ALL_SCORED,
         results_path,
         json_path,
         summary,
-        threshold_failures=failed_thresholds(request.fail_under, tally.observed_values()),
+        threshold_failures=failures_of(gate_checks),
+        gate_checks=gate_checks,
         groups=groups,
         reference_free=request.reference_free,
         not_applicable=offline.empty,

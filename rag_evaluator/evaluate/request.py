@@ -16,7 +16,7 @@ from rag_evaluator.llm.models import ModelInfo
 from rag_evaluator.llm.session import CallOptions, CommandInteraction
 from rag_evaluator.offline.families import JUDGE_FAMILY, MetricFamilies
 from rag_evaluator.offline.runner import EmptyMetric, MetricOptions
-from rag_evaluator.results.gates import Threshold, ThresholdFailure
+from rag_evaluator.results.gates import Threshold, ThresholdCheck, ThresholdFailure
 from rag_evaluator.results.groups import GroupSummary
 from rag_evaluator.results.summary import SummaryLine
 
@@ -132,6 +132,8 @@ class RunOutcome:
     unscored_count: int = 0
     remaining_after_limit: int = 0
     threshold_failures: list[ThresholdFailure] = field(default_factory=list)
+    # Every --fail-under/--fail-over gate as checked, passed or not (for --junit).
+    gate_checks: list[ThresholdCheck] = field(default_factory=list)
     groups: list[GroupSummary] = field(default_factory=list)
     # The inputs held no reference answer (no ground-truth file to read for a report).
     reference_free: bool = False

@@ -170,10 +170,22 @@ def lower_is_better_metrics(
     return frozenset((*judged, *offline))
 
 
-def failed_thresholds(
+@dataclass(frozen=True)
+class ThresholdCheck:
+    """One gate as the run checked it: the metric column it names, the threshold as given,
+    the metric's rate or mean (``None`` when nothing was scored) and whether it passed."""
+
+    metric: str
+    threshold: Threshold
+    value: float | None
+    passed: bool
+
+
+def check_thresholds(
     thresholds: Sequence[Threshold], observed: Mapping[str, float | None]
-) -> list[ThresholdFailure]:
-    """The metrics past their limit (reaching it exactly passes), in the order given.
+) -> list[ThresholdCheck]:
+    """Every threshold checked against the run's metrics (reaching a limit exactly passes),
+    in the order given.
 
     The thresholds were resolved against the run's metrics before it started; one naming no
     observed metric is a ``UsageError`` here too."""
@@ -181,9 +193,26 @@ def failed_thresholds(
     if missing:
         resolve_thresholds(missing, list(observed))
     return [
-        ThresholdFailure(metric, threshold.limit, observed[metric], threshold.upper)
+        ThresholdCheck(
+            metric, threshold, observed[metric], not threshold.missed_by(observed[metric])
+        )
         for metric, threshold in resolved.items()
-        if threshold.missed_by(observed[metric])
+    ]
+
+
+def failed_thresholds(
+    thresholds: Sequence[Threshold], observed: Mapping[str, float | None]
+) -> list[ThresholdFailure]:
+    """The metrics past their limit (see ``check_thresholds``), in the order given."""
+    return failures_of(check_thresholds(thresholds, observed))
+
+
+def failures_of(checks: Sequence[ThresholdCheck]) -> list[ThresholdFailure]:
+    """The checks that failed, as the gate's failures."""
+    return [
+        ThresholdFailure(check.metric, check.threshold.limit, check.value, check.threshold.upper)
+        for check in checks
+        if not check.passed
     ]
 
 
