@@ -43,19 +43,17 @@ import html
 import itertools
 import json
 import re
-import sys
-import threading
 import urllib.parse
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from fakes import platforms, roles
 from fakes.platforms import PlatformCall, PlatformCredentials
+from fakes.serving import QuietHandler, ScriptedFake, question_of
 
 DEFAULT_API_KEY = "sk-ant-fake-0123456789abcdef"
 ACCEPTED_API_VERSIONS = ("2026-10-21",)
@@ -81,7 +79,6 @@ _ERROR_TYPES = {
     504: "timeout_error",
     529: "overloaded_error",
 }
-_QUESTION_PATTERN = re.compile(r"<question>(.*?)</question>", re.DOTALL)
 
 
 def verdict(
@@ -99,70 +96,6 @@ def verdict(
         "recall": recall,
         "accuracy": accuracy,
     }
-
-
-# -- the generator (rag-eval generate) -----------------------------------------------------
-# A generator request is recognised by its <chunk> tags; its replies are scripted per chunk
-# (script_generation) or made up from the chunk: a question about one of its sentences, that
-# sentence as the answer and as the supporting quote, so the grounding filter passes.
-_CHUNK_PATTERN = re.compile(r'<chunk source="([^"]*)">\n?(.*?)\n?</chunk>', re.DOTALL)
-_QUESTION_TYPE_PATTERN = re.compile(r"<question_type>(.*?)</question_type>")
-_VARIANT_PATTERN = re.compile(r"this is variant (\d+)")
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
-NO_INFORMATION_ANSWER = "No information is available in the documents to answer this question."
-_QUESTION_OPENINGS = {
-    "factual": "What do the documents say about",
-    "comparison": "How do the options differ regarding",
-    "multi_hop": "How does this connect with the related rule:",
-    "unanswerable": "Is there a rule for public holidays in 2091 about",
-}
-
-
-def generated(
-    question: str,
-    answer: str,
-    required_facts: list[str] | None = None,
-    supporting_sentences: list[str] | None = None,
-) -> dict[str, Any]:
-    """A generator reply for ``FakeAnthropicServer.script_generation``."""
-    return {
-        "question": question,
-        "answer": answer,
-        "required_facts": list(required_facts or []),
-        "supporting_sentences": list(supporting_sentences or []),
-    }
-
-
-def generation_chunks(user_message: str) -> list[tuple[str, str]]:
-    """The ``(source, text)`` of each chunk of a generator request, unescaped."""
-    return [
-        (html.unescape(source), html.unescape(text))
-        for source, text in _CHUNK_PATTERN.findall(user_message)
-    ]
-
-
-def _sentences_of(text: str) -> list[str]:
-    parts = [part.strip() for part in _SENTENCE_SPLIT.split(text)]
-    return [part for part in parts if len(part.split()) >= 4 and not part.startswith("#")]
-
-
-def default_generation(user_message: str) -> dict[str, Any]:
-    """The reply a generator request gets when nothing is scripted for its chunks."""
-    chunks = generation_chunks(user_message)
-    found = _QUESTION_TYPE_PATTERN.search(user_message)
-    question_type = found.group(1) if found else "factual"
-    variant_found = _VARIANT_PATTERN.search(user_message)
-    variant = int(variant_found.group(1)) - 1 if variant_found else 0
-    picked = []
-    for _, text in chunks:
-        sentences = _sentences_of(text) or [text.strip()]
-        picked.append(sentences[variant % len(sentences)])
-    words = " ".join(picked[0].split()[:6]).rstrip(".,;:!?")
-    opening = _QUESTION_OPENINGS.get(question_type, _QUESTION_OPENINGS["factual"])
-    question = f"{opening} '{words}'?"
-    if question_type == "unanswerable":
-        return generated(question, NO_INFORMATION_ANSWER)
-    return generated(question, " ".join(picked), [" ".join(picked[0].split()[:3])], picked)
 
 
 @dataclass(frozen=True)
@@ -271,11 +204,6 @@ def _malformed_body(shape: str, message: dict[str, Any]) -> tuple[bytes, str]:
     return json.dumps(broken).encode(), "application/json"
 
 
-def body_key(body: Any) -> str:
-    """A request body as the billing counter knows it."""
-    return json.dumps(body, sort_keys=True, ensure_ascii=False)
-
-
 @dataclass
 class RecordedRequest:
     """One request as the server received it, and how it was answered."""
@@ -331,13 +259,6 @@ def _system_is_cached(body: Any) -> bool:
     )
 
 
-def _question_of(user_message: str | None) -> str | None:
-    if user_message is None:
-        return None
-    match = _QUESTION_PATTERN.search(user_message)
-    return html.unescape(match.group(1)).strip() if match else None
-
-
 class _Rejection(Exception):
     """A request the real API would refuse."""
 
@@ -352,16 +273,7 @@ class _Rejection(Exception):
         return cls(problem.status, problem.message, problem.error_type)
 
 
-class _QuietHTTPServer(ThreadingHTTPServer):
-    """Stays quiet when a client hangs up mid-request (a killed run, a timed-out call)."""
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
-        super().handle_error(request, client_address)
-
-
-class FakeAnthropicServer:
+class FakeAnthropicServer(ScriptedFake):
     """A real ThreadingHTTPServer on 127.0.0.1 (port 0) playing the Messages API."""
 
     def __init__(
@@ -370,6 +282,7 @@ class FakeAnthropicServer:
         known_models: tuple[str, ...] = KNOWN_MODELS,
         platform_credentials: PlatformCredentials | None = None,
     ) -> None:
+        self._init_scripts()  # scripts, faults, billing, the lock, the server thread
         self.expected_api_key = expected_api_key
         self.known_models = known_models
         # What the Bedrock and Vertex routes accept (fakes/platforms.py).
@@ -391,8 +304,6 @@ class FakeAnthropicServer:
         self.batch_polls_until_ended = 1
         self.batches: dict[str, dict[str, Any]] = {}
         self._batch_ids = itertools.count(1)
-        # Billed answers by request body (see the module docstring).
-        self.billed: Counter[str] = Counter()
         self._cache_written: set[tuple[str, str]] = set()
         # Messages requests being answered right now, and the most there ever were at once.
         self.in_flight = 0
@@ -400,20 +311,10 @@ class FakeAnthropicServer:
         # TCP connections a client holds open now (kept alive between its requests): 0 once
         # every client has closed its HTTP connections.
         self.open_connections = 0
-        # Scripts by (role, key): the key is found in the question (or the user message).
-        self._scripts: dict[tuple[str, str], deque[Response]] = {}
-        self._last_scripted: dict[tuple[str, str], Response] = {}
-        # Generator replies by a fragment of the chunk text they are about.
-        self._generation_scripts: dict[str, deque[Response | None]] = {}
-        self._last_generation: dict[str, Response | None] = {}
-        self._next_faults: deque[Fault] = deque()
-        # Faults for the next requests to the free endpoints (models, count_tokens, batches).
-        self._next_free_faults: deque[Fault] = deque()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
         self._message_ids = itertools.count(1)
-        self._http: _QuietHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+
+    def _handler_type(self) -> type[QuietHandler]:
+        return _Handler
 
     # -- life cycle ---------------------------------------------------------------------------
 
@@ -440,49 +341,7 @@ class FakeAnthropicServer:
             path, self.google_token_uri, self.platform_credentials
         )
 
-    def start(self) -> FakeAnthropicServer:
-        handler = type("_BoundHandler", (_Handler,), {"fake": self})
-        self._http = _QuietHTTPServer(("127.0.0.1", 0), handler)
-        self._http.daemon_threads = True
-        self._http.block_on_close = False
-        # A short poll interval keeps stop() (and so every test's teardown) quick.
-        self._thread = threading.Thread(
-            target=self._http.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._http is not None:
-            self._http.shutdown()
-            self._http.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeAnthropicServer:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
     # -- scripting ----------------------------------------------------------------------------
-
-    def script(self, question: str, *responses: Response) -> None:
-        """Queue the judge's answers for calls about ``question``; the last one repeats once
-        exhausted."""
-        self.script_role(roles.JUDGE, question, *responses)
-
-    def script_role(self, role: str, key: str, *responses: Response) -> None:
-        """Queue answers for ``role``'s calls whose question (or, lacking one, whose user
-        message) contains ``key``; the last one repeats once exhausted."""
-        if not responses:
-            raise ValueError("script_role() needs at least one response")
-        if role not in (roles.JUDGE, *roles.ROLES):
-            raise ValueError(f"unknown role {role!r}")
-        with self._lock:
-            self._scripts[(role, key)] = deque(responses)
-            self._last_scripted[(role, key)] = responses[-1]
 
     def script_generation(self, fragment: str, *responses: Response | None) -> None:
         """Queue generator replies for requests whose text (unescaped: the chunks, or e.g.
@@ -502,32 +361,6 @@ class FakeAnthropicServer:
             if request.user_message is not None and "<chunk source=" in request.user_message
         ]
 
-    def _generation_response(self, user_message: str) -> Response:
-        """A generator request's reply (called with the lock held)."""
-        text = html.unescape(user_message)
-        for fragment, queue in self._generation_scripts.items():
-            if fragment in text:
-                response = queue.popleft() if queue else self._last_generation[fragment]
-                return default_generation(user_message) if response is None else response
-        return default_generation(user_message)
-
-    def bill(self, body: Any) -> None:
-        with self._lock:
-            self.billed[body_key(body)] += 1
-
-    def billed_total(self) -> int:
-        with self._lock:
-            return sum(self.billed.values())
-
-    def paid_twice(self, expected: Counter[str] | None = None) -> list[str]:
-        """Bodies billed more often than ``expected`` says (by default: than once)."""
-        with self._lock:
-            return [
-                body
-                for body, count in self.billed.items()
-                if count > (expected[body] if expected is not None else 1)
-            ]
-
     def hold_batch(self, batch_id: str, hold: bool = True) -> None:
         """Keep a batch processing (it never ends) until released with ``hold=False``."""
         with self._lock:
@@ -543,10 +376,6 @@ class FakeAnthropicServer:
         (the models endpoint, token counting, Message Batches)."""
         with self._lock:
             self._next_free_faults.extend(faults)
-
-    def _next_free_fault(self) -> Fault | None:
-        with self._lock:
-            return self._next_free_faults.popleft() if self._next_free_faults else None
 
     def fail_next(self, *faults: Fault) -> None:
         """Apply ``faults`` to the next calls in order, whatever their question."""
@@ -589,19 +418,6 @@ class FakeAnthropicServer:
             recorded.role, body, recorded.user_message or "", _system_text(body)
         )
         return verdict() if answer is None else answer
-
-    def _next_response(self, recorded: RecordedRequest) -> Response:
-        with self._lock:
-            if self._next_faults:
-                return self._next_faults.popleft()
-            message = recorded.user_message
-            if message is not None and "<chunk source=" in message:
-                return self._generation_response(message)
-            key = self._script_key(recorded)
-            if key is None:
-                return self._default_answer(recorded)
-            queue = self._scripts[key]
-            return queue.popleft() if queue else self._last_scripted[key]
 
     def _current_verdict(self, recorded: RecordedRequest) -> dict[str, Any]:
         """The answer the request would get now, without using up its script."""
@@ -795,7 +611,7 @@ class FakeAnthropicServer:
                 headers={},
                 body=params,
                 user_message=user_message,
-                question=_question_of(user_message),
+                question=question_of(user_message),
                 batch_id=batch_id,
                 role=roles.role_of(params),
             )
@@ -897,15 +713,12 @@ def _error_body(status: int, message: str, error_type: str | None = None) -> dic
     }
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     fake: FakeAnthropicServer
     protocol_version = "HTTP/1.1"
     # Headers and body go out as separate writes; without this, Nagle's algorithm and the
     # client's delayed ACK add 40 ms to every answer.
     disable_nagle_algorithm = True
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Stay quiet: tests read ``requests`` instead of a server log."""
 
     def setup(self) -> None:
         super().setup()
@@ -918,12 +731,6 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             with self.fake._lock:
                 self.fake.open_connections -= 1
-
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_POST(self) -> None:
-        self._handle()
 
     def _handle(self) -> None:
         length = int(self.headers.get("content-length") or 0)
@@ -1006,7 +813,7 @@ class _Handler(BaseHTTPRequestHandler):
             headers={name.lower(): value for name, value in self.headers.items()},
             body=body,
             user_message=user_message,
-            question=_question_of(user_message),
+            question=question_of(user_message),
             role=roles.role_of(body),
             platform=call.platform if call is not None else platforms.ANTHROPIC,
             platform_model=call.model if call is not None else "",
@@ -1127,40 +934,6 @@ class _Handler(BaseHTTPRequestHandler):
             recorded.platform, status, message, error_type
         )
         self._send_json(recorded, status, payload, {**platform_headers, **(headers or {})})
-
-    def _send_raw(self, recorded: RecordedRequest, data: bytes, content_type: str) -> None:
-        """A 200 with exactly ``data`` as its body (a malformed reply: not billed)."""
-        recorded.response_status = 200
-        try:
-            self.send_response(200)
-            self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-        except OSError:
-            recorded.response_status = None
-            self.close_connection = True
-
-    def _trickle(self, recorded: RecordedRequest, data: bytes, interval: float, body: Any) -> None:
-        """A 200 whose body comes one byte at a time; billed only if all of it was sent."""
-        recorded.response_status = 200
-        try:
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.flush()
-            for index in range(len(data)):
-                if self.fake._stopping.wait(interval):
-                    return
-                self.wfile.write(data[index : index + 1])
-                self.wfile.flush()
-        except OSError:
-            recorded.response_status = None
-            self.close_connection = True
-            return
-        self.fake.bill(body)
 
     def _send_json(
         self,

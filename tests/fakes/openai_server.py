@@ -52,23 +52,16 @@ import html
 import itertools
 import json
 import re
-import sys
-import threading
 import urllib.parse
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from fakes import roles
-from fakes.anthropic_server import (
-    RecordedRequest,
-    body_key,
-    default_generation,
-    generated,
-    verdict,
-)
+from fakes.anthropic_server import RecordedRequest, verdict
+from fakes.generation import default_generation, generated
+from fakes.serving import QuietHandler, ScriptedFake, body_key, question_of
 
 __all__ = [
     "DEFAULT_API_KEY",
@@ -100,7 +93,6 @@ REFUSAL_TEXT = "I'm sorry, but I can't help with grading this answer."
 UNSUPPORTED_JSON_SCHEMA = "response_format type json_schema is not supported"
 RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema")
 _SCHEMA_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_QUESTION_PATTERN = re.compile(r"<question>(.*?)</question>", re.DOTALL)
 # OpenAI's error ``type`` and ``code`` by status, when a fault names none.
 _ERROR_KINDS: dict[int, tuple[str, str | None]] = {
     400: ("invalid_request_error", None),
@@ -308,13 +300,6 @@ def _schema_and_source(body: Any) -> tuple[dict[str, Any] | None, str | None]:
     return (schema, "system") if schema is not None else (None, None)
 
 
-def _question_of(user_message: str | None) -> str | None:
-    if user_message is None:
-        return None
-    match = _QUESTION_PATTERN.search(user_message)
-    return html.unescape(match.group(1)).strip() if match else None
-
-
 def _strict_schema_problem(schema: Any, context: tuple[str, ...] = ()) -> str | None:
     """Why OpenAI's strict structured outputs would refuse ``schema``, or ``None``."""
     if not isinstance(schema, dict):
@@ -385,16 +370,7 @@ def _error_body(
     }
 
 
-class _QuietHTTPServer(ThreadingHTTPServer):
-    """Stays quiet when a client hangs up mid-request (a killed run, a timed-out call)."""
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
-        super().handle_error(request, client_address)
-
-
-class FakeOpenAIServer:
+class FakeOpenAIServer(ScriptedFake):
     """A real ThreadingHTTPServer on 127.0.0.1 (port 0) playing the chat-completions API."""
 
     def __init__(
@@ -402,6 +378,7 @@ class FakeOpenAIServer:
         expected_api_key: str = DEFAULT_API_KEY,
         known_models: tuple[str, ...] = KNOWN_MODELS,
     ) -> None:
+        self._init_scripts()  # scripts, faults, billing, the lock, the server thread
         self.expected_api_key = expected_api_key
         # Served models; on the Azure route, the deployment names.
         self.known_models = known_models
@@ -418,24 +395,14 @@ class FakeOpenAIServer:
         self.on_request: Callable[[RecordedRequest], Fault | None] | None = None
         self.requests: list[RecordedRequest] = []  # chat completion calls (OpenAI or Azure)
         self.all_requests: list[RecordedRequest] = []  # every HTTP request
-        # Billed answers by request body (see the module docstring).
-        self.billed: Counter[str] = Counter()
         # Completion requests being answered right now, and the most there ever were at once.
         self.in_flight = 0
         self.max_in_flight = 0
         self._cache_written: set[tuple[str, str]] = set()
-        # Scripts by (role, key): the key is found in the question (or the user message).
-        self._scripts: dict[tuple[str, str], deque[Response]] = {}
-        self._last_scripted: dict[tuple[str, str], Response] = {}
-        self._generation_scripts: dict[str, deque[Response | None]] = {}
-        self._last_generation: dict[str, Response | None] = {}
-        self._next_faults: deque[Fault] = deque()
-        self._next_free_faults: deque[Fault] = deque()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
         self._completion_ids = itertools.count(1)
-        self._http: _QuietHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+
+    def _handler_type(self) -> type[QuietHandler]:
+        return _Handler
 
     # -- life cycle ---------------------------------------------------------------------------
 
@@ -452,49 +419,7 @@ class FakeOpenAIServer:
         """The API root, as ``OpenAI(base_url=...)`` and OPENAI_BASE_URL take it."""
         return f"{self.azure_endpoint}/v1"
 
-    def start(self) -> FakeOpenAIServer:
-        handler = type("_BoundHandler", (_Handler,), {"fake": self})
-        self._http = _QuietHTTPServer(("127.0.0.1", 0), handler)
-        self._http.daemon_threads = True
-        self._http.block_on_close = False
-        # A short poll interval keeps stop() (and so every test's teardown) quick.
-        self._thread = threading.Thread(
-            target=self._http.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._http is not None:
-            self._http.shutdown()
-            self._http.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
     # -- scripting ----------------------------------------------------------------------------
-
-    def script(self, question: str, *responses: Response) -> None:
-        """Queue the judge's answers for calls about ``question``; the last one repeats once
-        exhausted."""
-        self.script_role(roles.JUDGE, question, *responses)
-
-    def script_role(self, role: str, key: str, *responses: Response) -> None:
-        """Queue answers for ``role``'s calls whose question (or, lacking one, whose user
-        message) contains ``key``; the last one repeats once exhausted."""
-        if not responses:
-            raise ValueError("script_role() needs at least one response")
-        if role not in (roles.JUDGE, *roles.ROLES):
-            raise ValueError(f"unknown role {role!r}")
-        with self._lock:
-            self._scripts[(role, key)] = deque(responses)
-            self._last_scripted[(role, key)] = responses[-1]
 
     def script_generation(self, fragment: str, *responses: Response | None) -> None:
         """Queue generator replies for requests whose text (unescaped) contains ``fragment``;
@@ -545,37 +470,7 @@ class FakeOpenAIServer:
 
     # -- billing ------------------------------------------------------------------------------
 
-    def bill(self, body: Any) -> None:
-        with self._lock:
-            self.billed[body_key(body)] += 1
-
-    def billed_total(self) -> int:
-        with self._lock:
-            return sum(self.billed.values())
-
-    def paid_twice(self, expected: Counter[str] | None = None) -> list[str]:
-        """Bodies billed more often than ``expected`` says (by default: than once)."""
-        with self._lock:
-            return [
-                body
-                for body, count in self.billed.items()
-                if count > (expected[body] if expected is not None else 1)
-            ]
-
     # -- choosing the answer ------------------------------------------------------------------
-
-    def _next_free_fault(self) -> Fault | None:
-        with self._lock:
-            return self._next_free_faults.popleft() if self._next_free_faults else None
-
-    def _generation_response(self, user_message: str) -> Response:
-        """A generator request's reply (called with the lock held)."""
-        text = html.unescape(user_message)
-        for fragment, queue in self._generation_scripts.items():
-            if fragment in text:
-                response = queue.popleft() if queue else self._last_generation[fragment]
-                return default_generation(user_message) if response is None else response
-        return default_generation(user_message)
 
     def _script_key(self, recorded: RecordedRequest) -> tuple[str, str] | None:
         where = recorded.question
@@ -594,19 +489,6 @@ class FakeOpenAIServer:
             recorded.role, body, recorded.user_message or "", _system_text(body)
         )
         return verdict() if answer is None else answer
-
-    def _next_response(self, recorded: RecordedRequest) -> Response:
-        with self._lock:
-            if self._next_faults:
-                return self._next_faults.popleft()
-            message = recorded.user_message
-            if message is not None and "<chunk source=" in message:
-                return self._generation_response(message)
-            key = self._script_key(recorded)
-            if key is None:
-                return self._default_answer(recorded)
-            queue = self._scripts[key]
-            return queue.popleft() if queue else self._last_scripted[key]
 
     def _current_answer(self, recorded: RecordedRequest) -> dict[str, Any]:
         """The answer the request would get now, without using up its script."""
@@ -882,21 +764,12 @@ def _fault_error(fault: Fault) -> dict[str, Any]:
     return _error_body(fault.status_code, message, fault.error_type, fault.code)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     fake: FakeOpenAIServer
     protocol_version = "HTTP/1.1"
     # Headers and body go out as separate writes; without this, Nagle's algorithm and the
     # client's delayed ACK add 40 ms to every answer.
     disable_nagle_algorithm = True
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Stay quiet: tests read ``requests`` instead of a server log."""
-
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_POST(self) -> None:
-        self._handle()
 
     def _record(self) -> tuple[RecordedRequest, list[str]]:
         length = int(self.headers.get("content-length") or 0)
@@ -921,7 +794,7 @@ class _Handler(BaseHTTPRequestHandler):
             headers={name.lower(): value for name, value in self.headers.items()},
             body=body,
             user_message=user_message,
-            question=_question_of(user_message),
+            question=question_of(user_message),
             role=roles.role_of_schema(schema),
             extra=extra,
         )
@@ -1051,40 +924,6 @@ class _Handler(BaseHTTPRequestHandler):
             return fake.completion(body, verdict_text(answer), model=model)
         text = verdict_text(answer)
         return fake.completion(body, text[: len(text) // 2], finish_reason="length", model=model)
-
-    def _send_raw(self, recorded: RecordedRequest, data: bytes, content_type: str) -> None:
-        """A 200 with exactly ``data`` as its body (a malformed reply: not billed)."""
-        recorded.response_status = 200
-        try:
-            self.send_response(200)
-            self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-        except OSError:
-            recorded.response_status = None
-            self.close_connection = True
-
-    def _trickle(self, recorded: RecordedRequest, data: bytes, interval: float, body: Any) -> None:
-        """A 200 whose body comes one byte at a time; billed only if all of it was sent."""
-        recorded.response_status = 200
-        try:
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.flush()
-            for index in range(len(data)):
-                if self.fake._stopping.wait(interval):
-                    return
-                self.wfile.write(data[index : index + 1])
-                self.wfile.flush()
-        except OSError:
-            recorded.response_status = None
-            self.close_connection = True
-            return
-        self.fake.bill(body)
 
     def _send_json(
         self,

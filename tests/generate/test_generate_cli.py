@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from evaluate_support import prepare_workspace, run_cli
-from fakes.anthropic_server import FakeAnthropicServer, Fault, generated
+from fakes.anthropic_server import FakeAnthropicServer, Fault
+from fakes.generation import generated
 from generate_support import (
     DOCS,
     assert_spans_slice_back,
