@@ -21,6 +21,13 @@ import pytest
 from fakes.anthropic_server import FakeAnthropicServer
 from fakes.openai_server import FakeOpenAIServer
 
+# The width of the terminal the suite was started from is not the tests': rich reads COLUMNS and
+# LINES once, when the tool's consoles are made, so they go before anything imports the tool.
+# Output read in-process is then 80 columns wide (rich's default when not a terminal); the tests
+# of a narrow terminal give their pseudo-terminal its own size.
+for _size_variable in ("COLUMNS", "LINES"):
+    os.environ.pop(_size_variable, None)
+
 NO_SKIPS_VARIABLE = "RAG_EVAL_TEST_NO_SKIPS"
 # The modules each optional extra of pyproject.toml provides, and how to install it.
 EXTRA_MODULES = {

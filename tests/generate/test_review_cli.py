@@ -77,6 +77,9 @@ class Terminal:
     ) -> None:
         env = dict(os.environ)
         # None: the colours of the environment the suite runs in (NO_COLOR or not).
+        if no_color is not None:
+            # What the highlight looks like is the question: a terminal that can show it.
+            env["TERM"] = "xterm-256color"
         if no_color is True:
             env["NO_COLOR"] = "1"
         elif no_color is False:
