@@ -86,16 +86,23 @@ def check_options(config: pytest.Config) -> CheckOptions:
     """The options of this session's checks: command line, else ini file, else defaults."""
     from rag_evaluator.testing.scoring import CheckOptions
 
-    cache_dir = _setting(config, "rag_eval_cache_dir", "rag_eval_cache_dir")
     no_cache = config.getoption("rag_eval_no_cache")
     use_cache = not no_cache if no_cache is not None else bool(config.getini("rag_eval_cache"))
-    root = config.rootpath
+    # Paths are read as the CLI reads them: from where pytest runs, or, written in the ini
+    # file, from that file's folder.
+    here = config.invocation_params.dir
+    cache_dir: Path | None = None
+    if config.getoption("rag_eval_cache_dir"):
+        cache_dir = here / Path(config.getoption("rag_eval_cache_dir")).expanduser()
+    elif str(config.getini("rag_eval_cache_dir")).strip():
+        ini_folder = config.inipath.parent if config.inipath is not None else here
+        cache_dir = ini_folder / Path(str(config.getini("rag_eval_cache_dir")).strip()).expanduser()
     return CheckOptions(
         model=_setting(config, "rag_eval_model", "rag_eval_model") or DEFAULT_MODEL,
         use_cache=use_cache,
-        cache_dir=(root / Path(cache_dir).expanduser()) if cache_dir else None,
+        cache_dir=cache_dir,
         max_cost=_max_cost(_setting(config, "rag_eval_max_cost", "rag_eval_max_cost")),
-        working_directory=root,
+        working_directory=here,
     )
 
 

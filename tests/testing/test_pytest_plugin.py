@@ -212,13 +212,13 @@ def test_judged_metrics_are_cached_so_a_second_run_makes_no_call(
 def test_a_judged_metric_below_its_threshold_lists_the_question(
     pytester: pytest.Pytester,
     fake_anthropic: FakeAnthropicServer,
-    tmp_path: Path,
 ) -> None:
     fake_anthropic.script_role(
         "is_matching", "Who wrote Hamlet?", {"reasoning": "It gives up.", "is_matching": False}
     )
     _judged_test(pytester)
-    pytester.makeini(f"[pytest]\nrag_eval_cache_dir = {tmp_path / 'ini-cache'}\n")
+    # A relative ini path is read from the ini file's folder.
+    pytester.makeini("[pytest]\nrag_eval_cache_dir = ini-cache\n")
     result = _run(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
@@ -228,7 +228,7 @@ def test_a_judged_metric_below_its_threshold_lists_the_question(
             "    is_matching 0 < 1",
         )
     )
-    assert (tmp_path / "ini-cache" / "responses.sqlite3").is_file()
+    assert (pytester.path / "ini-cache" / "responses.sqlite3").is_file()
 
 
 def test_a_question_the_judge_cannot_score_fails_the_check_with_the_reason(
