@@ -59,6 +59,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # A bad option stops the session at once, as pytest's own usage errors do.
+    _max_cost(_setting(config, "rag_eval_max_cost", "rag_eval_max_cost"))
     config.addinivalue_line(
         "markers",
         f"{MARKER}(data=None, metrics=None, thresholds=None, rubric=None): defaults of the "

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -293,3 +295,98 @@ def test_thresholds_read_minimums_and_maximums(limit: float, upper: bool, name: 
 def test_bad_thresholds_are_usage_errors(thresholds: dict[str, object]) -> None:
     with pytest.raises(UsageError):
         parse_check_thresholds(thresholds)
+
+
+def test_misuse_fails_the_test_with_the_fix_and_no_traceback(pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("answers_only.jsonl").write_text(
+        json.dumps({"question": "Who wrote Hamlet?", "answer": "Shakespeare."}) + "\n",
+        encoding="utf-8",
+    )
+    _write_cases_test(
+        pytester,
+        """
+import pytest
+
+def test_no_metrics(rag_eval):
+    rag_eval.check(CASES)
+
+def test_not_cases(rag_eval):
+    rag_eval.check(42, metrics="lexical")
+
+def test_a_missing_file(rag_eval):
+    rag_eval.check("missing.jsonl", metrics="lexical")
+
+def test_judged_without_references(rag_eval):
+    rag_eval.check("answers_only.jsonl", metrics="match")
+
+@pytest.mark.rag_eval(CASES, metrics="lexical", threshold={"dont_know<=": 0.1})
+def test_a_misspelt_marker_keyword(rag_eval):
+    rag_eval.check()
+""",
+    )
+    result = _run(pytester)
+    result.assert_outcomes(failed=4, errors=1)
+    result.stdout.fnmatch_lines(
+        _lines(
+            # pytest shows the errors (the marker's, at the fixture's setup) first.
+            "*@pytest.mark.rag_eval takes data, metrics, thresholds, rubric (got threshold)",
+            "rag-eval: rag_eval.check needs the questions and the metric families*",
+            "rag-eval: rag_eval.check takes a dataset file's path or a list of cases (got int)*",
+            "rag-eval: *missing.jsonl*",
+            "rag-eval: answers_only.jsonl holds no reference answer*Give every case a "
+            "ground_truth, or check offline families only",
+        )
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_a_long_list_of_failing_questions_is_cut(pytester: pytest.Pytester) -> None:
+    cases = [
+        {"question": f"Question {n}?", "answer": "I don't know.", "ground_truth": f"Fact {n}."}
+        for n in range(1, 26)
+    ]
+    pytester.makepyfile(
+        f"""
+def test_many(rag_eval):
+    rag_eval.check({cases!r}, metrics="lexical", thresholds={{"dont_know<=": 0}})
+"""
+    )
+    result = _run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "25 questions past a missed threshold:",
+            "  question 20: 'Question 20?'",
+            "  ... and 5 more",
+        ]
+    )
+    assert "Question 21?" not in result.stdout.str()
+
+
+def test_the_budget_option_caps_each_check(
+    pytester: pytest.Pytester, fake_anthropic: FakeAnthropicServer, tmp_path: Path
+) -> None:
+    _judged_test(pytester)
+    cache = ("--rag-eval-cache-dir", str(tmp_path / "cache"))
+    result = _run(pytester, *cache, "--rag-eval-max-cost", "0.0000001", "--rag-eval-model", "haiku")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["rag-eval: Stopped before the next call*--max-cost budget*"])
+    assert "Traceback" not in result.stdout.str()
+    assert fake_anthropic.requests == []
+    bad = _run(pytester, *cache, "--rag-eval-max-cost", "lots")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(
+        ["ERROR: --rag-eval-max-cost 'lots' is not a number. Give dollars, e.g. 0.50"]
+    )
+
+
+def test_the_plugin_loads_nothing_of_the_tool_until_a_check_runs() -> None:
+    code = (
+        "import sys, rag_evaluator.testing.plugin; "
+        "print(sorted(m for m in sys.modules if m.startswith(('rag_evaluator.', 'anthropic', "
+        "'numpy'))))"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert found.strip() == "['rag_evaluator.testing', 'rag_evaluator.testing.plugin']"
