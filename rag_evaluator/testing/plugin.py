@@ -13,6 +13,7 @@ module stays cheap: pytest loads it in every session of an environment with rag-
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,11 +78,14 @@ def _max_cost(text: str) -> float | None:
     if not text:
         return None
     try:
-        return float(text)
+        dollars = float(text)
     except ValueError:
+        dollars = math.nan
+    if not math.isfinite(dollars) or dollars < 0:
         raise pytest.UsageError(
-            f"--rag-eval-max-cost {text!r} is not a number. Give dollars, e.g. 0.50"
-        ) from None
+            f"--rag-eval-max-cost {text!r} is not an amount. Give dollars, e.g. 0.50"
+        )
+    return dollars
 
 
 def check_options(config: pytest.Config) -> CheckOptions:

@@ -373,11 +373,12 @@ def test_the_budget_option_caps_each_check(
     result.stdout.fnmatch_lines(["rag-eval: Stopped before the next call*--max-cost budget*"])
     assert "Traceback" not in result.stdout.str()
     assert fake_anthropic.requests == []
-    bad = _run(pytester, *cache, "--rag-eval-max-cost", "lots")
-    assert bad.ret == pytest.ExitCode.USAGE_ERROR
-    bad.stderr.fnmatch_lines(
-        ["ERROR: --rag-eval-max-cost 'lots' is not a number. Give dollars, e.g. 0.50"]
-    )
+    for amount in ("lots", "-1", "nan"):
+        bad = _run(pytester, *cache, "--rag-eval-max-cost", amount)
+        assert bad.ret == pytest.ExitCode.USAGE_ERROR
+        bad.stderr.fnmatch_lines(
+            [f"ERROR: --rag-eval-max-cost '{amount}' is not an amount. Give dollars, e.g. 0.50"]
+        )
 
 
 def test_the_plugin_loads_nothing_of_the_tool_until_a_check_runs() -> None:
