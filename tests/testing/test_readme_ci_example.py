@@ -127,6 +127,8 @@ def test_the_workflow_steps_run_and_a_second_run_pays_for_nothing(
         if "${{" not in str(value):
             env[name] = str(value)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    # The runner's state folder is thrown away with it; here, the checkpoints stay in tmp_path.
+    env["RAG_EVAL_CHECKPOINT_DIR"] = str(tmp_path / "checkpoints")
 
     assert _run_steps(steps, env, tmp_path) == ["rag-eval", "pytest"]
     paid = len(fake_anthropic.requests)
