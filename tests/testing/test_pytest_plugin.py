@@ -391,3 +391,27 @@ def test_the_plugin_loads_nothing_of_the_tool_until_a_check_runs() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert found.strip() == "['rag_evaluator.testing', 'rag_evaluator.testing.plugin']"
+
+
+def test_a_check_and_rag_eval_evaluate_share_the_cache(
+    pytester: pytest.Pytester,
+    fake_anthropic: FakeAnthropicServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("RAG_EVAL_CACHE_DIR", str(tmp_path / "shared-cache"))
+    monkeypatch.setenv("RAG_EVAL_CHECKPOINT_DIR", str(tmp_path / "checkpoints"))
+    dataset = pytester.path / "golden.json"
+    dataset.write_text(json.dumps(CASES), encoding="utf-8")
+    evaluate = [Path(sys.executable).parent / "rag-eval", "evaluate", "--dataset", str(dataset)]
+    subprocess.run(
+        [*evaluate, "--metrics", "match", "--model", "haiku", "--yes", "--output-dir", "runs"],
+        cwd=pytester.path,
+        check=True,
+        capture_output=True,
+    )
+    paid = len(fake_anthropic.requests)
+    assert paid == len(CASES)
+    _judged_test(pytester)
+    _run(pytester, "--rag-eval-model", "haiku").assert_outcomes(passed=1)
+    assert len(fake_anthropic.requests) == paid
