@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from rag_evaluator.errors import InputError, MissingFileError
@@ -139,6 +140,12 @@ def _csv_records(path: Path) -> list[DatasetRecord]:
                 fields[header] = cells[index] if index < len(cells) else ""
         records.append(DatasetRecord(f"line {line}", fields, from_csv=True))
     return records
+
+
+def records_dataset(name: str, items: Sequence[object]) -> DatasetTable:
+    """Records given in memory (mappings with a dataset's field names, as a JSON list holds
+    them) read into canonical rows, as a dataset file's are; ``name`` names them in errors."""
+    return dataset_table(name, _object_records(name, list(items), ""))
 
 
 def _looks_like_json(text: str) -> bool:

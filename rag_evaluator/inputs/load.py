@@ -16,7 +16,7 @@ from typing import Generic
 
 from rag_evaluator.errors import InputError
 from rag_evaluator.inputs.dataset_rows import DatasetTable
-from rag_evaluator.inputs.datasets import read_dataset
+from rag_evaluator.inputs.datasets import read_dataset, records_dataset
 from rag_evaluator.inputs.fields import (
     CONTEXTS,
     GROUND_TRUTH,
@@ -262,7 +262,16 @@ def _dataset_part(
 def load_dataset(path: Path, *, require_answers: bool = True) -> InputSet:
     """Read one dataset file into the three inputs, through the same specs as the CSVs."""
     path = Path(path)
-    table = read_dataset(path, require_answers=require_answers)
+    return _dataset_inputs(read_dataset(path, require_answers=require_answers), path)
+
+
+def load_dataset_records(name: str, records: Sequence[object]) -> InputSet:
+    """The three inputs of records given in memory (mappings with a dataset's field names),
+    read as a dataset file's records are; ``name`` names them in errors."""
+    return _dataset_inputs(records_dataset(name, records), Path(name))
+
+
+def _dataset_inputs(table: DatasetTable, path: Path) -> InputSet:
     return InputSet(
         _dataset_part(table, path, "questions", QUESTIONS_SPEC),
         _dataset_part(table, path, "references", GROUND_TRUTH_SPEC),

@@ -105,9 +105,11 @@ def family_cache_key(family: JudgedFamily[Any], item: EvaluationItem, model_key:
     )
 
 
-def _cached_result(
+def cached_family_result(
     cache: ResponseCache, family: JudgedFamily[Any], key: str
 ) -> FamilyResult | None:
+    """The result the cache holds for ``key`` (``family_cache_key``), marked cached and
+    costing nothing; ``None`` when it holds none, or one it cannot read (reported once)."""
     stored = cache.get(key)
     if stored is None:
         return None
@@ -229,7 +231,7 @@ class _Planner:
         if not (self.options.use_cache and self.cache.enabled):
             return None
         key = family_cache_key(family, item, self.options.model.key)
-        return _cached_result(self.cache, family, key)
+        return cached_family_result(self.cache, family, key)
 
 
 def plan_judging(
