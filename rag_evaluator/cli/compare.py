@@ -3,26 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rag_evaluator.cli import console
 from rag_evaluator.cli.logs import configure_logging
-from rag_evaluator.compare.comparison import (
-    ComparisonReport,
-    Flip,
-    MetricComparison,
-    RunComparison,
-    describe_worse,
-    format_p,
-)
-from rag_evaluator.compare.run import CompareRequest, run_compare
 from rag_evaluator.errors import QualityGateError
 from rag_evaluator.inputs.selection import format_numbers
-from rag_evaluator.results.run_scores import MetricKind, is_offline_metric
-from rag_evaluator.stats.statistics import CONFIDENCE_LEVEL
 from rag_evaluator.text.snippets import quote_snippet
+
+# The comparison pulls in numpy and scipy: imported when the command runs, so that
+# `rag-eval --help` stays quick.
+if TYPE_CHECKING:
+    from rag_evaluator.compare.comparison import (
+        ComparisonReport,
+        Flip,
+        MetricComparison,
+        RunComparison,
+    )
 
 # Flipped questions listed per metric and direction on the terminal; --json and --output
 # hold them all.
@@ -68,6 +67,9 @@ def compare_command(
     ] = False,
 ) -> None:
     """Compare runs question by question: paired differences, 95% CIs, Holm-corrected tests."""
+    from rag_evaluator.compare.comparison import describe_worse
+    from rag_evaluator.compare.run import CompareRequest, run_compare
+
     configure_logging()
     outcome = run_compare(
         CompareRequest(
@@ -101,6 +103,9 @@ def _show(report: ComparisonReport, *, to_stdout: bool) -> None:
 
 
 def _show_comparison(comparison: RunComparison, *, to_stdout: bool) -> None:
+    from rag_evaluator.results.run_scores import is_offline_metric
+    from rag_evaluator.stats.statistics import CONFIDENCE_LEVEL
+
     console.info(
         f"Run {comparison.run} against the baseline {comparison.baseline}: "
         f"{comparison.shared_questions} question(s) in both"
@@ -157,6 +162,9 @@ def _pairing_text(comparison: RunComparison) -> str:
 
 
 def _metric_row(metric: MetricComparison) -> list[str]:
+    from rag_evaluator.compare.comparison import format_p
+    from rag_evaluator.results.run_scores import MetricKind
+
     if metric.kind is MetricKind.BINARY and metric.counts is not None:
         counts = metric.counts
         before = _fraction(counts.baseline_successes, counts.total)

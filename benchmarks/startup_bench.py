@@ -1,0 +1,68 @@
+"""How long `rag-eval --help` (and each command's `--help`) takes, as a whole process.
+
+Each case is a fresh process, as a user starts it; the baseline is `python -c pass` with the
+same interpreter, measured in the same run (the cases alternate: A B A B ...). Prints the
+medians and the ratio to the baseline (target: `rag-eval --help` under 0.3 s). Run:
+
+    .venv/bin/python benchmarks/startup_bench.py [--repeats N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import alternate, format_ratio, format_stats, machine
+
+COMMANDS = ("evaluate", "generate", "convert", "compare", "calibrate", "report", "review")
+
+
+def _console_script() -> list[str]:
+    """The installed `rag-eval` beside this interpreter, else the module."""
+    script = Path(sys.executable).with_name("rag-eval")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("rag-eval")
+    return [found] if found else [sys.executable, "-m", "rag_evaluator"]
+
+
+def _runner(command: list[str]) -> object:
+    def run() -> None:
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=11, help="runs of each case")
+    arguments = parser.parse_args()
+    print(f"startup_bench on {machine()}")
+    script = _console_script()
+    cases = {
+        "python -c pass": _runner([sys.executable, "-c", "pass"]),
+        "rag-eval --help": _runner([*script, "--help"]),
+        **{f"rag-eval {name} --help": _runner([*script, name, "--help"]) for name in COMMANDS},
+    }
+    stats = alternate(cases, repeats=arguments.repeats)  # type: ignore[arg-type]
+    print("\nWhole process, wall clock (ms):")
+    print(format_stats(stats, per=1 / 1000, unit="ms"))
+    print("\nAgainst the bare interpreter:")
+    for name in cases:
+        if name != "python -c pass":
+            print(format_ratio(stats, name, "python -c pass"))
+    baseline = stats["python -c pass"].median
+    print("\nThe tool's own start-up (median minus the bare interpreter's):")
+    for name, case in stats.items():
+        if name != "python -c pass":
+            print(f"  {name:<28} {(case.median - baseline) * 1000:7.0f} ms")
+    print(f"\n`rag-eval --help`: median {stats['rag-eval --help'].median:.3f} s (target: < 0.3 s)")
+
+
+if __name__ == "__main__":
+    main()
