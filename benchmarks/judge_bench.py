@@ -135,62 +135,13 @@ def write_inputs(directory: Path, count: int) -> None:
             writer.writerows([row[0], row[column]] for row in rows)
 
 
-_WORDS = [
-    "the",
-    "policy",
-    "covers",
-    "claims",
-    "filed",
-    "within",
-    "ninety",
-    "days",
-    "of",
-    "the",
-    "incident",
-    "and",
-    "requires",
-    "a",
-    "signed",
-    "form",
-    "from",
-    "the",
-    "account",
-    "holder",
-    "together",
-    "with",
-    "receipts",
-    "for",
-    "every",
-    "expense",
-    "listed",
-    "in",
-    "section",
-    "four",
-    "unless",
-    "the",
-    "regional",
-    "office",
-    "grants",
-    "an",
-    "exception",
-    "in",
-    "writing",
-    "after",
-    "reviewing",
-    "the",
-    "case",
-    "history",
-    "of",
-    "the",
-    "customer",
-    "including",
-    "earlier",
-    "payments",
-    "refunds",
-    "and",
-    "open",
-    "disputes",
-]
+_VOCABULARY = (
+    "the policy covers claims filed within ninety days of the incident and requires a signed "
+    "form from the account holder together with receipts for every expense listed in section "
+    "four unless the regional office grants an exception in writing after reviewing the case "
+    "history of the customer including earlier payments refunds and open disputes"
+)
+_WORDS = _VOCABULARY.split()
 
 
 def _text(rng: random.Random, characters: int) -> str:
