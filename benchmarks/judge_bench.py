@@ -11,6 +11,13 @@ Prints, with the machine first:
    latency;
 2. the tool's own overhead per question at zero latency and no delay: a whole run against the
    same server, minus the same number of bare SDK calls (target: at most 2 ms);
+2b. per question, as whole processes: `rag-eval evaluate` against a bare `anthropic` SDK loop
+   (benchmarks/bare_sdk_judge.py) sending the same judge requests to the same server,
+   alternated, on generated realistic texts (five contexts of ~1,500 characters, a
+   600-character answer, a 300-character ground truth): CPU and wall per question (the slope
+   between two run sizes), peak RSS, start to first call (target: CPU at most 0.5 ms over);
+2c. start to the first judge call at 100,000 short questions, fresh and resuming (target:
+   under 2 s);
 3. the checkpoint's cost per question (append + fsync);
 4. resume start-up for a 100,000-question checkpoint (target: under 2 s);
 5. peak memory per question of a large run (target: a 1,000,000-question run under 1 GB);
@@ -31,6 +38,7 @@ import os
 import random
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -457,6 +465,60 @@ def _print_per_question(
     )
 
 
+def seconds_to_first_call(api: FakeApi, directory: Path, *, fresh: bool) -> float:
+    """Start ``rag-eval evaluate`` in ``directory``, stop it (Ctrl-C, a clean stop that keeps
+    the checkpoint) once its first judge call arrives: the seconds from start to that call.
+    ``fresh``: with no checkpoint or cache (else the last run's, to resume)."""
+    if fresh:
+        for leftover in ("Evaluation_Runs", "checkpoints", "cache"):
+            shutil.rmtree(directory / leftover, ignore_errors=True)
+    environment = {
+        **os.environ,
+        "ANTHROPIC_BASE_URL": api.base_url,
+        "ANTHROPIC_API_KEY": api.api_key,
+        "RAG_EVAL_CHECKPOINT_DIR": str(directory / "checkpoints"),
+        "RAG_EVAL_CACHE_DIR": str(directory / "cache"),
+    }
+    command = [*MEASURED_CLI, "evaluate", "--model", "haiku", "--yes", "--seed", "1"]
+    api.arm_first_call()
+    started_at = time.time()
+    process = subprocess.Popen(
+        [*command, "--delay", "0"],
+        cwd=directory,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    while api.first_call_time() is None and process.poll() is None:
+        time.sleep(0.01)
+    first = api.first_call_time()
+    process.send_signal(signal.SIGINT)
+    process.wait(120)
+    if first is None:
+        raise RuntimeError(f"the run ended (exit {process.returncode}) before any call")
+    return first - started_at
+
+
+def first_call(api: FakeApi, base: Path, quick: bool) -> None:
+    count = 20_000 if quick else 100_000
+    rounds = 2 if quick else 5
+    print(
+        f"\n2c. Start to the first judge call, {count:,} short questions (fresh, then resuming "
+        f"the stopped run; {rounds} rounds, medians)"
+    )
+    api.set_latency(0.0)
+    directory = base / f"first-call-{count}"
+    write_inputs(directory, count)
+    fresh: list[float] = []
+    resumed: list[float] = []
+    for _ in range(rounds):
+        fresh.append(seconds_to_first_call(api, directory, fresh=True))
+        resumed.append(seconds_to_first_call(api, directory, fresh=False))
+    for name, values in (("fresh", fresh), ("resuming", resumed)):
+        shown = ", ".join(f"{value:.2f}" for value in values)
+        print(f"  {name:<8} median {statistics.median(values):.2f} s ({shown}) (target: under 2 s)")
+
+
 def checkpoint_cost(base: Path) -> None:
     print("\n3. Checkpoint cost per question (append + fsync)")
     from rag_evaluator.families.base import QuestionRecord
@@ -623,6 +685,7 @@ def main() -> None:
             "default-delay",
             "overhead",
             "per-question",
+            "first-call",
             "checkpoint",
             "resume",
             "memory",
@@ -639,6 +702,7 @@ def main() -> None:
             "default-delay": lambda: default_delay_throughput(api, base, arguments.quick),
             "overhead": lambda: overhead(api, base, arguments.quick),
             "per-question": lambda: per_question(api, base, arguments.quick),
+            "first-call": lambda: first_call(api, base, arguments.quick),
             "checkpoint": lambda: checkpoint_cost(base),
             "resume": lambda: resume_start_up(base),
             "memory": lambda: memory(api, base, arguments.quick),

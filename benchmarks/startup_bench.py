@@ -4,12 +4,17 @@ Each case is a fresh process, as a user starts it; the baseline is `python -c pa
 same interpreter, measured in the same run (the cases alternate: A B A B ...). Prints the
 medians and the ratio to the baseline (target: `rag-eval --help` under 0.3 s). Run:
 
-    .venv/bin/python benchmarks/startup_bench.py [--repeats N]
+    .venv/bin/python benchmarks/startup_bench.py [--repeats N] [--before DIR]
+
+``--before DIR`` adds the same cases for another copy of the package (a folder holding
+``rag_evaluator/``, e.g. ``git archive <commit> rag_evaluator | tar -x -C DIR``), run with
+the same interpreter, so that a change is measured against what it replaced in one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -31,9 +36,15 @@ def _console_script() -> list[str]:
     return [found] if found else [sys.executable, "-m", "rag_evaluator"]
 
 
-def _runner(command: list[str]) -> object:
+def _runner(command: list[str], environment: dict[str, str] | None = None) -> object:
     def run() -> None:
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        subprocess.run(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=True,
+            env=environment,
+        )
 
     return run
 
@@ -41,6 +52,7 @@ def _runner(command: list[str]) -> object:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=11, help="runs of each case")
+    parser.add_argument("--before", type=Path, help="a folder holding an older rag_evaluator/")
     arguments = parser.parse_args()
     print(f"startup_bench on {machine()}")
     script = _console_script()
@@ -49,6 +61,11 @@ def main() -> None:
         "rag-eval --help": _runner([*script, "--help"]),
         **{f"rag-eval {name} --help": _runner([*script, name, "--help"]) for name in COMMANDS},
     }
+    if arguments.before is not None:
+        older = {**os.environ, "PYTHONPATH": str(arguments.before.resolve())}
+        module = [sys.executable, "-m", "rag_evaluator"]
+        cases["before: rag-eval --help"] = _runner([*module, "--help"], older)
+        cases["before: rag-eval evaluate --help"] = _runner([*module, "evaluate", "--help"], older)
     stats = alternate(cases, repeats=arguments.repeats)  # type: ignore[arg-type]
     print("\nWhole process, wall clock (ms):")
     print(format_stats(stats, per=1 / 1000, unit="ms"))
