@@ -14,9 +14,9 @@ from pathlib import Path
 
 import anthropic
 
-from rag_evaluator.families.defaults import DEFAULT_HEDGE_PHRASES
 from rag_evaluator.families.judge.family import JudgeFamily
 from rag_evaluator.families.judge.prompts import DEFAULT_SYSTEM_PROMPT
+from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.llm.cost import caches_system_prompt
 from rag_evaluator.llm.models import resolve_model

@@ -36,13 +36,18 @@ def _console_script() -> list[str]:
     return [found] if found else [sys.executable, "-m", "rag_evaluator"]
 
 
-def _runner(command: list[str], environment: dict[str, str] | None = None) -> object:
+def _runner(command: list[str], folder: Path | None = None) -> object:
+    """A case: ``command`` as a process; with ``folder``, run there (``python -m`` imports the
+    package from the current folder first) with ``folder`` on the path."""
+    environment = None if folder is None else {**os.environ, "PYTHONPATH": str(folder)}
+
     def run() -> None:
         subprocess.run(
             command,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             check=True,
+            cwd=folder,
             env=environment,
         )
 
@@ -62,7 +67,7 @@ def main() -> None:
         **{f"rag-eval {name} --help": _runner([*script, name, "--help"]) for name in COMMANDS},
     }
     if arguments.before is not None:
-        older = {**os.environ, "PYTHONPATH": str(arguments.before.resolve())}
+        older = arguments.before.resolve()
         module = [sys.executable, "-m", "rag_evaluator"]
         cases["before: rag-eval --help"] = _runner([*module, "--help"], older)
         cases["before: rag-eval evaluate --help"] = _runner([*module, "evaluate", "--help"], older)
