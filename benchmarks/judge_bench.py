@@ -11,6 +11,13 @@ Prints, with the machine first:
    latency;
 2. the tool's own overhead per question at zero latency and no delay: a whole run against the
    same server, minus the same number of bare SDK calls (target: at most 2 ms);
+2b. per question, as whole processes: `rag-eval evaluate` against a bare `anthropic` SDK loop
+   (benchmarks/bare_sdk_judge.py) sending the same judge requests to the same server,
+   alternated, on generated realistic texts (five contexts of ~1,500 characters, a
+   600-character answer, a 300-character ground truth): CPU and wall per question (the slope
+   between two run sizes), peak RSS, start to first call (target: CPU at most 0.5 ms over);
+2c. start to the first judge call at 100,000 short questions, fresh and resuming (target:
+   under 2 s);
 3. the checkpoint's cost per question (append + fsync);
 4. resume start-up for a 100,000-question checkpoint (target: under 2 s);
 5. peak memory per question of a large run (target: a 1,000,000-question run under 1 GB);
@@ -28,12 +35,16 @@ import csv
 import json
 import multiprocessing
 import os
+import random
 import resource
 import shutil
+import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -43,18 +54,30 @@ sys.path.insert(0, str(REPOSITORY / "benchmarks"))
 from timing import alternate, format_ratio, format_stats, machine  # noqa: E402
 
 
-def _serve(ready: multiprocessing.Queue, latency: multiprocessing.Value) -> None:  # type: ignore[type-arg]
+def _serve(
+    ready: multiprocessing.Queue,  # type: ignore[type-arg]
+    latency: multiprocessing.Value,  # type: ignore[type-arg]
+    first_call: multiprocessing.Value,  # type: ignore[type-arg]
+) -> None:
     from fakes.anthropic_server import FakeAnthropicServer
 
     with FakeAnthropicServer() as server:
         ready.put((server.base_url, server.expected_api_key))
+        cleared = time.monotonic()
         while True:
             server.response_delay_seconds = latency.value
-            # Keep the recorded requests from growing without bound in long runs.
-            with server._lock:
-                server.requests.clear()
-                server.all_requests.clear()
-            time.sleep(0.2)
+            # Armed (-1): note when the first Messages call of the next run arrives, to within
+            # the 2 ms this loop sleeps.
+            if first_call.value < 0 and server.requests:
+                first_call.value = time.time()
+            if time.monotonic() - cleared > 0.2:
+                # Keep the recorded requests from growing without bound in long runs.
+                with server._lock:
+                    if first_call.value >= 0:
+                        server.requests.clear()
+                    server.all_requests.clear()
+                cleared = time.monotonic()
+            time.sleep(0.002 if first_call.value < 0 else 0.05)
 
 
 class FakeApi:
@@ -63,8 +86,11 @@ class FakeApi:
     def __init__(self) -> None:
         context = multiprocessing.get_context("spawn")
         self.latency = context.Value("d", 0.0)
+        self.first_call = context.Value("d", 0.0)
         ready: multiprocessing.Queue = context.Queue()  # type: ignore[type-arg]
-        self.process = context.Process(target=_serve, args=(ready, self.latency), daemon=True)
+        self.process = context.Process(
+            target=_serve, args=(ready, self.latency, self.first_call), daemon=True
+        )
         self.process.start()
         self.base_url, self.api_key = ready.get(timeout=60)
 
@@ -72,9 +98,32 @@ class FakeApi:
         self.latency.value = seconds
         time.sleep(0.5)  # the server picks it up within 0.2 s
 
+    def arm_first_call(self) -> None:
+        """Note the time of the next Messages call (read it with ``first_call_time``)."""
+        self.first_call.value = -1.0
+        time.sleep(0.06)  # the server's loop notices within 0.05 s
+
+    def first_call_time(self) -> float | None:
+        """``time.time()`` of the first Messages call since ``arm_first_call``, if any."""
+        return self.first_call.value if self.first_call.value > 0 else None
+
     def close(self) -> None:
         self.process.terminate()
         self.process.join(10)
+
+
+# `rag-eval` as a process that reports its CPU seconds and peak RSS when it ends.
+MEASURED_CLI = [
+    sys.executable,
+    "-c",
+    "import resource, sys\n"
+    "from rag_evaluator.cli.app import main\n"
+    "try:\n    main()\n"
+    "finally:\n"
+    "    usage = resource.getrusage(resource.RUSAGE_SELF)\n"
+    "    sys.stderr.write(f'CPU_S {usage.ru_utime + usage.ru_stime}\\n')\n"
+    "    sys.stderr.write(f'PEAK_RSS_KB {usage.ru_maxrss}\\n')\n",
+]
 
 
 def write_inputs(directory: Path, count: int) -> None:
@@ -94,6 +143,54 @@ def write_inputs(directory: Path, count: int) -> None:
             writer.writerows([row[0], row[column]] for row in rows)
 
 
+_VOCABULARY = (
+    "the policy covers claims filed within ninety days of the incident and requires a signed "
+    "form from the account holder together with receipts for every expense listed in section "
+    "four unless the regional office grants an exception in writing after reviewing the case "
+    "history of the customer including earlier payments refunds and open disputes"
+)
+_WORDS = _VOCABULARY.split()
+
+
+def _text(rng: random.Random, characters: int) -> str:
+    """Sentences of ordinary words, about ``characters`` long (a realistic RAG text)."""
+    words: list[str] = []
+    length = 0
+    while length < characters:
+        sentence = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(8, 20)))
+        words.append(sentence.capitalize() + ".")
+        length += len(sentence) + 2
+    return " ".join(words)[:characters]
+
+
+def write_realistic_inputs(directory: Path, count: int) -> int:
+    """The issue's realistic texts: per question five retrieved contexts of ~1,500 characters,
+    a 600-character answer and a 300-character ground truth. Returns the bytes of text."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(26)
+    files = {
+        name: (directory / name).open("w", newline="", encoding="utf-8")
+        for name in ("questions.csv", "ground_truth.csv", "rag_answers.csv")
+    }
+    writers = {name: csv.writer(handle) for name, handle in files.items()}
+    writers["questions.csv"].writerow(["Question Number", "Question"])
+    writers["ground_truth.csv"].writerow(["Question Number", "Ground Truth"])
+    writers["rag_answers.csv"].writerow(["Question Number", "RAG Answer", "Contexts"])
+    text_bytes = 0
+    for number in range(1, count + 1):
+        question = f"What does the policy say about case {number}? " + _text(rng, 40)
+        ground_truth = _text(rng, 300)
+        answer = _text(rng, 600)
+        contexts = [_text(rng, 1500) for _ in range(5)]
+        writers["questions.csv"].writerow([number, question])
+        writers["ground_truth.csv"].writerow([number, ground_truth])
+        writers["rag_answers.csv"].writerow([number, answer, json.dumps(contexts)])
+        text_bytes += len(question) + len(ground_truth) + len(answer) + sum(map(len, contexts))
+    for handle in files.values():
+        handle.close()
+    return text_bytes
+
+
 def run_evaluate(
     api: FakeApi, directory: Path, *arguments: str, default_delay: bool = False
 ) -> tuple[float, int]:
@@ -109,14 +206,7 @@ def run_evaluate(
         "RAG_EVAL_CACHE_DIR": str(directory / "cache"),
     }
     command = [
-        sys.executable,
-        "-c",
-        "import resource, sys\n"
-        "from rag_evaluator.cli.app import main\n"
-        "try:\n    main()\n"
-        "finally:\n"
-        "    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-        "    sys.stderr.write(f'PEAK_RSS_KB {peak}\\n')\n",
+        *MEASURED_CLI,
         "evaluate",
         "--model",
         "haiku",
@@ -140,6 +230,49 @@ def run_evaluate(
         if line.startswith("PEAK_RSS_KB")
     )
     return seconds, peak
+
+
+@dataclass(frozen=True)
+class ProcessFigures:
+    """One whole process: wall and CPU seconds, peak RSS, seconds from start to first call."""
+
+    wall: float
+    cpu: float
+    peak_kb: int
+    first_call: float | None
+
+
+def _reported(stderr: str, name: str) -> float:
+    return next(float(line.split()[1]) for line in stderr.splitlines() if line.startswith(name))
+
+
+def measure_process(api: FakeApi, command: list[str], directory: Path) -> ProcessFigures:
+    """Run ``command`` in ``directory`` against the fake (fresh checkpoint and cache folders)."""
+    for leftover in ("Evaluation_Runs", "checkpoints", "cache"):
+        shutil.rmtree(directory / leftover, ignore_errors=True)
+    environment = {
+        **os.environ,
+        "ANTHROPIC_BASE_URL": api.base_url,
+        "ANTHROPIC_API_KEY": api.api_key,
+        "RAG_EVAL_CHECKPOINT_DIR": str(directory / "checkpoints"),
+        "RAG_EVAL_CACHE_DIR": str(directory / "cache"),
+    }
+    api.arm_first_call()
+    started_at = time.time()
+    started = time.perf_counter()
+    completed = subprocess.run(
+        command, cwd=directory, env=environment, capture_output=True, text=True, check=False
+    )
+    wall = time.perf_counter() - started
+    if completed.returncode != 0:
+        raise RuntimeError(completed.stderr[-2000:])
+    first = api.first_call_time()
+    return ProcessFigures(
+        wall,
+        _reported(completed.stderr, "CPU_S"),
+        int(_reported(completed.stderr, "PEAK_RSS_KB")),
+        None if first is None else first - started_at,
+    )
 
 
 def throughput(api: FakeApi, base: Path, quick: bool) -> None:
@@ -271,6 +404,119 @@ def overhead(api: FakeApi, base: Path, quick: bool) -> None:
         f"rag-eval's own overhead {max(0.0, per_question - sdk) * 1000:.2f} ms (target: <= 2 ms)"
     )
     client.close()
+
+
+def per_question(api: FakeApi, base: Path, quick: bool) -> None:
+    """The tool against a bare SDK loop, both whole processes sending the same judge requests
+    for the realistic texts, alternated; per question = the slope between two run sizes, so
+    that start-up is not spread over the questions."""
+    sizes = (50, 250) if quick else (200, 1000)
+    rounds = 3 if quick else 5
+    print(
+        f"\n2b. Per-question overhead, whole processes (realistic texts, zero latency, "
+        f"--concurrency 1, no delay, response cache on; {sizes[0]} and {sizes[1]} questions, "
+        f"{rounds} rounds, medians)"
+    )
+    api.set_latency(0.0)
+    folders = {size: base / f"per-question-{size}" for size in sizes}
+    for size, folder in folders.items():
+        text = write_realistic_inputs(folder, size)
+    print(f"  text per question: {text / sizes[-1] / 1024:.1f} KB")
+    tool = [*MEASURED_CLI, "evaluate", "--model", "haiku", "--yes", "--seed", "1", "--delay", "0"]
+    sdk = [sys.executable, str(REPOSITORY / "benchmarks" / "bare_sdk_judge.py"), ".", "haiku"]
+    cases = {"rag-eval evaluate": tool, "bare SDK loop": sdk}
+    figures: dict[tuple[str, int], list[ProcessFigures]] = {}
+    for round_number in range(rounds + 1):
+        for name, command in cases.items():
+            for size, folder in folders.items():
+                measured = measure_process(api, command, folder)
+                if round_number:  # the first round warms the disk cache and the server
+                    figures.setdefault((name, size), []).append(measured)
+    _print_per_question(figures, cases, sizes)
+
+
+def _print_per_question(
+    figures: dict[tuple[str, int], list[ProcessFigures]],
+    cases: dict[str, list[str]],
+    sizes: tuple[int, int],
+) -> None:
+    small, large = sizes
+    slopes: dict[str, tuple[float, float]] = {}
+    for name in cases:
+
+        def median(attribute: str, size: int, name: str = name) -> float:
+            return statistics.median(getattr(run, attribute) for run in figures[(name, size)])
+
+        cpu = (median("cpu", large) - median("cpu", small)) / (large - small)
+        wall = (median("wall", large) - median("wall", small)) / (large - small)
+        slopes[name] = (cpu, wall)
+        first = [run.first_call for run in figures[(name, large)] if run.first_call is not None]
+        print(
+            f"  {name:<18} per question: CPU {cpu * 1000:.2f} ms, wall {wall * 1000:.2f} ms; "
+            f"{large} questions: wall {median('wall', large):.2f} s, "
+            f"CPU {median('cpu', large):.2f} s, peak RSS {median('peak_kb', large) / 1024:.0f} MB, "
+            f"start to first call {statistics.median(first):.2f} s"
+        )
+    (tool_cpu, tool_wall), (sdk_cpu, sdk_wall) = slopes.values()
+    print(
+        f"  rag-eval's own cost per question: CPU {(tool_cpu - sdk_cpu) * 1000:.2f} ms, wall "
+        f"{(tool_wall - sdk_wall) * 1000:.2f} ms (target: CPU at most 0.5 ms); "
+        f"tool / SDK per question: CPU {tool_cpu / sdk_cpu:.2f}x, wall {tool_wall / sdk_wall:.2f}x"
+    )
+
+
+def seconds_to_first_call(api: FakeApi, directory: Path, *, fresh: bool) -> float:
+    """Start ``rag-eval evaluate`` in ``directory``, stop it (Ctrl-C, a clean stop that keeps
+    the checkpoint) once its first judge call arrives: the seconds from start to that call.
+    ``fresh``: with no checkpoint or cache (else the last run's, to resume)."""
+    if fresh:
+        for leftover in ("Evaluation_Runs", "checkpoints", "cache"):
+            shutil.rmtree(directory / leftover, ignore_errors=True)
+    environment = {
+        **os.environ,
+        "ANTHROPIC_BASE_URL": api.base_url,
+        "ANTHROPIC_API_KEY": api.api_key,
+        "RAG_EVAL_CHECKPOINT_DIR": str(directory / "checkpoints"),
+        "RAG_EVAL_CACHE_DIR": str(directory / "cache"),
+    }
+    command = [*MEASURED_CLI, "evaluate", "--model", "haiku", "--yes", "--seed", "1"]
+    api.arm_first_call()
+    started_at = time.time()
+    process = subprocess.Popen(
+        [*command, "--delay", "0"],
+        cwd=directory,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    while api.first_call_time() is None and process.poll() is None:
+        time.sleep(0.01)
+    first = api.first_call_time()
+    process.send_signal(signal.SIGINT)
+    process.wait(120)
+    if first is None:
+        raise RuntimeError(f"the run ended (exit {process.returncode}) before any call")
+    return first - started_at
+
+
+def first_call(api: FakeApi, base: Path, quick: bool) -> None:
+    count = 20_000 if quick else 100_000
+    rounds = 2 if quick else 5
+    print(
+        f"\n2c. Start to the first judge call, {count:,} short questions (fresh, then resuming "
+        f"the stopped run; {rounds} rounds, medians)"
+    )
+    api.set_latency(0.0)
+    directory = base / f"first-call-{count}"
+    write_inputs(directory, count)
+    fresh: list[float] = []
+    resumed: list[float] = []
+    for _ in range(rounds):
+        fresh.append(seconds_to_first_call(api, directory, fresh=True))
+        resumed.append(seconds_to_first_call(api, directory, fresh=False))
+    for name, values in (("fresh", fresh), ("resuming", resumed)):
+        shown = ", ".join(f"{value:.2f}" for value in values)
+        print(f"  {name:<8} median {statistics.median(values):.2f} s ({shown}) (target: under 2 s)")
 
 
 def checkpoint_cost(base: Path) -> None:
@@ -438,6 +684,8 @@ def main() -> None:
             "throughput",
             "default-delay",
             "overhead",
+            "per-question",
+            "first-call",
             "checkpoint",
             "resume",
             "memory",
@@ -453,6 +701,8 @@ def main() -> None:
             "throughput": lambda: throughput(api, base, arguments.quick),
             "default-delay": lambda: default_delay_throughput(api, base, arguments.quick),
             "overhead": lambda: overhead(api, base, arguments.quick),
+            "per-question": lambda: per_question(api, base, arguments.quick),
+            "first-call": lambda: first_call(api, base, arguments.quick),
             "checkpoint": lambda: checkpoint_cost(base),
             "resume": lambda: resume_start_up(base),
             "memory": lambda: memory(api, base, arguments.quick),

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rag_evaluator.calibrate.calibration import CalibrationReport, MetricCalibration
-from rag_evaluator.calibrate.run import CalibrateRequest, run_calibrate
 from rag_evaluator.cli import console
 from rag_evaluator.cli.logs import configure_logging
 from rag_evaluator.inputs.selection import format_numbers
-from rag_evaluator.results.run_scores import MetricKind
-from rag_evaluator.stats.statistics import CONFIDENCE_LEVEL, Interval
+
+# The calibration pulls in numpy and scipy: imported when the command runs, so that
+# `rag-eval --help` stays quick.
+if TYPE_CHECKING:
+    from rag_evaluator.calibrate.calibration import CalibrationReport, MetricCalibration
+    from rag_evaluator.stats.statistics import Interval
 
 _SHOWN_NUMBERS = 15
 
@@ -42,6 +44,8 @@ def calibrate_command(
     ] = None,
 ) -> None:
     """Measure the judge against human labels and correct its rates (prediction-powered)."""
+    from rag_evaluator.calibrate.run import CalibrateRequest, run_calibrate
+
     configure_logging()
     outcome = run_calibrate(CalibrateRequest(results, labels, json_path))
     _show(outcome.report, to_stdout=outcome.json_for_stdout is None)
@@ -52,6 +56,8 @@ def calibrate_command(
 
 
 def _show(report: CalibrationReport, *, to_stdout: bool) -> None:
+    from rag_evaluator.stats.statistics import CONFIDENCE_LEVEL
+
     console.info(f"Judge in {report.results} against the human labels in {report.labels}")
     if report.unknown_questions:
         console.warning(
@@ -103,6 +109,8 @@ def _show(report: CalibrationReport, *, to_stdout: bool) -> None:
 
 
 def _metric_row(metric: MetricCalibration) -> list[str]:
+    from rag_evaluator.results.run_scores import MetricKind
+
     binary = metric.kind is MetricKind.BINARY
     corrected = "n/a"
     if metric.corrected is not None:

@@ -3,27 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rag_evaluator.ci.outputs import CiRequest, check_junit_path, compare_ci_outputs
 from rag_evaluator.cli import console
 from rag_evaluator.cli.logs import configure_logging
-from rag_evaluator.compare.comparison import (
-    ComparisonReport,
-    Flip,
-    RunComparison,
-    describe_worse,
-    metric_row,
-)
-from rag_evaluator.compare.run import CompareRequest, run_compare
 from rag_evaluator.errors import QualityGateError
 from rag_evaluator.inputs.selection import format_numbers
-from rag_evaluator.results.run_scores import is_offline_metric
-from rag_evaluator.settings import load_ci_settings
-from rag_evaluator.stats.statistics import CONFIDENCE_LEVEL
 from rag_evaluator.text.snippets import quote_snippet
+
+# The comparison pulls in numpy and scipy: imported when the command runs, so that
+# `rag-eval --help` stays quick.
+if TYPE_CHECKING:
+    from rag_evaluator.compare.comparison import (
+        ComparisonReport,
+        Flip,
+        RunComparison,
+    )
 
 # Flipped questions listed per metric and direction on the terminal; --json and --output
 # hold them all.
@@ -77,6 +74,11 @@ def compare_command(
     ] = None,
 ) -> None:
     """Compare runs question by question: paired differences, 95% CIs, Holm-corrected tests."""
+    from rag_evaluator.ci.outputs import CiRequest, check_junit_path, compare_ci_outputs
+    from rag_evaluator.compare.comparison import describe_worse
+    from rag_evaluator.compare.run import CompareRequest, run_compare
+    from rag_evaluator.settings import load_ci_settings
+
     configure_logging()
     check_junit_path(junit, results)
     outcome = run_compare(
@@ -114,6 +116,10 @@ def _show(report: ComparisonReport, *, to_stdout: bool) -> None:
 
 
 def _show_comparison(comparison: RunComparison, *, to_stdout: bool) -> None:
+    from rag_evaluator.compare.comparison import metric_row
+    from rag_evaluator.results.run_scores import is_offline_metric
+    from rag_evaluator.stats.statistics import CONFIDENCE_LEVEL
+
     console.info(
         f"Run {comparison.run} against the baseline {comparison.baseline}: "
         f"{comparison.shared_questions} question(s) in both"

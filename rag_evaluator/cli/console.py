@@ -7,6 +7,7 @@ escape the characters a terminal would act on, so no file can send it a control 
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
 # a user may want to pipe; rich drops colour when the stream is not a terminal.
 stderr_console = Console(stderr=True, highlight=False, soft_wrap=True)
 stdout_console = Console(highlight=False, soft_wrap=True)
+
+# Text rich prints unchanged when it is not a terminal: no markup brackets, no emoji colons.
+_PLAIN_LINE = re.compile(r"[A-Za-z0-9 .,/()_+-]*")
 
 
 def _plain(text: str) -> str:
@@ -75,7 +79,14 @@ def info(message: str) -> None:
 
 def progress(message: str) -> None:
     """Print a progress line such as ``Evaluating question 15/50...``."""
-    stderr_console.print(_shown(message))
+    shown = terminal_text(message)
+    if _PLAIN_LINE.fullmatch(shown) and not stderr_console.is_terminal:
+        # Without a terminal a run prints one of these per question: written as rich would
+        # print it (no markup, emoji code or style in it), without rendering it each time.
+        stderr_console.file.write(shown + "\n")
+        stderr_console.file.flush()
+        return
+    stderr_console.print(escape(shown))
 
 
 def confirm(question: str, *, assume_yes: bool, default: bool = True) -> bool:

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rag_evaluator.cli import console
 from rag_evaluator.cli.logs import configure_logging
-from rag_evaluator.convert.dataset import DatasetConvertReport, DatasetOutputs, convert_dataset
-from rag_evaluator.convert.matching import DEFAULT_THRESHOLD, Confidence
-from rag_evaluator.convert.run import ConvertReport, convert
+from rag_evaluator.convert.threshold import DEFAULT_THRESHOLD
 from rag_evaluator.errors import UsageError
 from rag_evaluator.inputs.selection import format_numbers
+
+# The conversion (with numpy and rapidfuzz) is imported when the command runs, so that
+# `--help` stays quick.
+if TYPE_CHECKING:
+    from rag_evaluator.convert.dataset import DatasetConvertReport
+    from rag_evaluator.convert.run import ConvertReport
 
 _SHOWN_MISSING = 15
 
@@ -87,6 +91,9 @@ def convert_command(
     Exit code: 0 everything converted; 1 a file, entry or line was skipped
     or an entry matched no question (the rest is written); 2 bad input.
     """
+    from rag_evaluator.convert.dataset import DatasetOutputs, convert_dataset
+    from rag_evaluator.convert.run import convert
+
     configure_logging()
     if dataset is not None:
         given = [
@@ -161,6 +168,8 @@ def _show_dataset_summary(report: DatasetConvertReport) -> None:
 
 
 def _show_summary(report: ConvertReport) -> None:
+    from rag_evaluator.convert.matching import Confidence
+
     bands = {
         Confidence.PERFECT: "99-100",
         Confidence.GOOD: "95-99",

@@ -4,38 +4,27 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rag_evaluator.ci.outputs import CiRequest, EvaluateRun, check_junit_path, evaluate_ci_outputs
 from rag_evaluator.cli import console, options
 from rag_evaluator.cli.logs import configure_logging
 from rag_evaluator.cli.progress import RunConsole
 from rag_evaluator.errors import BudgetExhaustedError, QualityGateError, UsageError
-from rag_evaluator.evaluate.run import (
-    EvaluateRequest,
-    ProgressUpdate,
-    RunOutcome,
-    RunPlan,
-    run_evaluation,
-)
-from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES, parse_hedge_phrases
-from rag_evaluator.families.jury.tally import is_jury_line, jury_table
-from rag_evaluator.families.setup import AUTO, LlmFamilyOptions
+from rag_evaluator.families.defaults import AUTO, DEFAULT_HEDGE_PHRASES, JUDGE_FAMILY
+from rag_evaluator.llm.call_options import CallOptions
 from rag_evaluator.llm.models import DEFAULT_MODEL_ALIAS
-from rag_evaluator.llm.session import CallOptions
-from rag_evaluator.offline.families import JUDGE_FAMILY, read_fallback_phrases
-from rag_evaluator.offline.quality import DEFAULT_FALLBACK_PHRASES
-from rag_evaluator.offline.runner import MetricOptions, not_applicable_rows
-from rag_evaluator.report.run import report_for_run
-from rag_evaluator.results.gates import describe_failures, parse_thresholds
-from rag_evaluator.results.groups import group_table
-from rag_evaluator.results.kinds import METRIC_KINDS
+from rag_evaluator.offline.options import DEFAULT_FALLBACK_PHRASES, MetricOptions
 from rag_evaluator.settings import Settings, load_ci_settings, load_settings
 
+# The pipeline, the report and the results tables are imported when the command runs, so
+# that `--help` loads only what the options declare.
+if TYPE_CHECKING:
+    from rag_evaluator.ci.outputs import CiRequest
+    from rag_evaluator.evaluate.run import EvaluateRequest, ProgressUpdate, RunOutcome, RunPlan
+
 _DEFAULT_METRIC_OPTIONS = MetricOptions()
-_DEFAULT_REQUEST = EvaluateRequest(Path(), Path(), Path(), Path())
 
 EVALUATE_HELP = f"""Score every RAG answer: Claude judges precision, recall and accuracy (the
 judge family), and offline metric families (lexical, overlap, retrieval, semantic,
@@ -362,6 +351,12 @@ def evaluate_command(
         ),
     ] = None,
 ) -> None:
+    from rag_evaluator.evaluate.run import EvaluateRequest
+    from rag_evaluator.families.judge.voting import parse_hedge_phrases
+    from rag_evaluator.families.setup import LlmFamilyOptions
+    from rag_evaluator.offline.families import read_fallback_phrases
+    from rag_evaluator.results.gates import parse_thresholds
+
     working_directory = Path.cwd()
     settings = load_settings(working_directory)
     configure_logging()
@@ -402,6 +397,8 @@ def evaluate_command(
             embedding_model=embedding_model,
         ),
     )
+    from rag_evaluator.ci.outputs import CiRequest, check_junit_path
+
     check_junit_path(junit, list(request.input_paths))
     ci = CiRequest(junit, load_ci_settings())
     _run(request, settings, ConsoleInteraction(assume_yes=yes), report, ci)
@@ -415,6 +412,9 @@ def _run(
     ci: CiRequest,
 ) -> None:
     """Run the evaluation, show what it wrote, and exit with its code (or its gate's)."""
+    from rag_evaluator.evaluate.run import RunOutcome, run_evaluation
+    from rag_evaluator.results.gates import describe_failures
+
     try:
         outcome = run_evaluation(request, settings, interaction)
     except BudgetExhaustedError as stopped:
@@ -448,6 +448,8 @@ def _run(
 
 def _ci_outputs(outcome: RunOutcome, report_path: Path | None, ci: CiRequest) -> None:
     """--junit, the step summary and the annotations of the results just written."""
+    from rag_evaluator.ci.outputs import EvaluateRun, evaluate_ci_outputs
+
     if outcome.results_path is not None:
         run = EvaluateRun(outcome.results_path, outcome.summary, outcome.gate_checks, report_path)
         for command in evaluate_ci_outputs(run, ci):
@@ -457,6 +459,12 @@ def _ci_outputs(outcome: RunOutcome, report_path: Path | None, ci: CiRequest) ->
 def _show_results(outcome: RunOutcome, request: EvaluateRequest, report: bool) -> Path | None:
     """The summary table, the group and not-applicable tables, and where files were written;
     the report's path when one was written."""
+    from rag_evaluator.families.jury.tally import is_jury_line, jury_table
+    from rag_evaluator.offline.runner import not_applicable_rows
+    from rag_evaluator.report.run import report_for_run
+    from rag_evaluator.results.groups import group_table
+    from rag_evaluator.results.kinds import METRIC_KINDS
+
     console.table(
         "Summary",
         ["", "Value"],

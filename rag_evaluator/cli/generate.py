@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -11,12 +11,19 @@ from rag_evaluator.cli import console, options
 from rag_evaluator.cli.logs import configure_logging
 from rag_evaluator.cli.progress import RunConsole
 from rag_evaluator.generate.documents import DEFAULT_CHUNK_CHARACTERS
-from rag_evaluator.generate.run import PAIRING_AUTO, GeneratePlan, GenerateRequest, run_generation
-from rag_evaluator.generate.sampling import DEFAULT_TYPES, QUESTION_TYPES
-from rag_evaluator.llm.session import CallOptions
+from rag_evaluator.generate.options import (
+    DEFAULT_COUNT,
+    DEFAULT_TYPES,
+    PAIRING_AUTO,
+    QUESTION_TYPES,
+)
+from rag_evaluator.llm.call_options import CallOptions
 from rag_evaluator.settings import load_settings
 
-_DEFAULT_REQUEST = GenerateRequest(Path(), Path())
+# The pipeline is imported when the command runs, so that `--help` loads only what the
+# options declare.
+if TYPE_CHECKING:
+    from rag_evaluator.generate.run import GeneratePlan
 
 GENERATE_HELP = f"""Generate a golden set from your documents: questions.csv and
 ground_truth.csv, ready for `rag-eval evaluate`.
@@ -87,7 +94,7 @@ def generate_command(
     ],
     count: Annotated[
         int, typer.Option("--count", min=1, help="How many questions to write.")
-    ] = _DEFAULT_REQUEST.count,
+    ] = DEFAULT_COUNT,
     calls: CallOptions = options.DEFAULT_CALLS,
     examples: Annotated[
         Path | None,
@@ -131,6 +138,8 @@ def generate_command(
     ] = False,
     yes: options.Yes = False,
 ) -> None:
+    from rag_evaluator.generate.run import GenerateRequest, run_generation
+
     working_directory = Path.cwd()
     settings = load_settings(working_directory)
     configure_logging()

@@ -12,8 +12,8 @@ from typing import Annotated, Any, get_type_hints
 
 import typer
 
+from rag_evaluator.llm.call_options import CallOptions
 from rag_evaluator.llm.limits import DELAY_HELP
-from rag_evaluator.llm.session import CallOptions
 
 Model = Annotated[
     str,

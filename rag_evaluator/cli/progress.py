@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rag_evaluator.cli import console
 from rag_evaluator.errors import UsageError
 from rag_evaluator.inputs.selection import format_numbers
-from rag_evaluator.llm.cost import CostEstimate, estimate_assumes
-from rag_evaluator.llm.judging import ProgressUpdate
 from rag_evaluator.text.money import format_usd
+
+# The commands subclass RunConsole where they declare their options: it imports no
+# pipeline, so that `--help` stays quick.
+if TYPE_CHECKING:
+    from rag_evaluator.llm.cost import CostEstimate
+    from rag_evaluator.llm.judging import ProgressUpdate
 
 
 class RunConsole:
@@ -90,6 +95,8 @@ class RunConsole:
         also: Sequence[str] = (),
     ) -> None:
         """The cost range with how the calls go out, each family's share and the budget."""
+        from rag_evaluator.llm.cost import estimate_assumes
+
         how = []
         if batch:
             how.append("Message Batches, 50% off")

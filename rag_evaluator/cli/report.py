@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rag_evaluator.cli import console
 from rag_evaluator.cli.logs import configure_logging
-from rag_evaluator.report.run import ReportOutcome, ReportRequest, build_report
+
+# The report pulls in Jinja2 and the results readers: imported when the command runs, so
+# that `rag-eval --help` stays quick.
+if TYPE_CHECKING:
+    from rag_evaluator.report.run import ReportOutcome
 
 
 def report_command(
@@ -74,6 +78,8 @@ def report_command(
     ] = None,
 ) -> None:
     """Write a self-contained HTML report of a run, or of a comparison of runs."""
+    from rag_evaluator.report.run import ReportRequest, build_report
+
     configure_logging()
     outcome = build_report(
         ReportRequest(

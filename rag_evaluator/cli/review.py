@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import click
 import typer
 
 from rag_evaluator.cli import console
 from rag_evaluator.cli.logs import configure_logging
-from rag_evaluator.generate.review.run import KEYS, ReviewRequest, run_review
-from rag_evaluator.generate.review.table import ReviewCard
+
+# The review pipeline (with rapidfuzz) is imported when the command runs, so that `--help`
+# stays quick.
+if TYPE_CHECKING:
+    from rag_evaluator.generate.review.table import ReviewCard
 
 REVIEW_HELP = """Review a golden set pair by pair before you use it.
 
@@ -38,6 +41,8 @@ class ConsoleReview:
         console.review_card(card, edited=edited)
 
     def choose(self) -> str:
+        from rag_evaluator.generate.review.run import KEYS
+
         return console.read_key("[a]ccept  [r]eject  [e]dit  [s]kip  [q]uit?", KEYS)
 
     def edit(self, text: str) -> str | None:
@@ -68,6 +73,8 @@ def review_command(
         ),
     ] = False,
 ) -> None:
+    from rag_evaluator.generate.review.run import ReviewRequest, run_review
+
     configure_logging()
     outcome = run_review(ReviewRequest(questions, ground_truth, accept_all), ConsoleReview())
     if accept_all:

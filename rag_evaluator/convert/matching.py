@@ -38,10 +38,10 @@ from enum import StrEnum
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from rag_evaluator.convert.threshold import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from rag_evaluator.inputs.shapes import RagEntry
 from rag_evaluator.text.snippets import quote_snippet
 
-DEFAULT_THRESHOLD = 85.0
 PERFECT_FROM = 99.0
 GOOD_FROM = 95.0
 

@@ -275,7 +275,8 @@ def judged_run(
                 count_tokens=count,
             )
         )
-        selected = [item for item in items if item.question_number in set(plan.selected)]
+        chosen = set(plan.selected)  # one set for every item: a lookup each, at any size
+        selected = [item for item in items if item.question_number in chosen]
         for warning in ragas_input_warnings(
             setup.llm.names, selected, references=setup.llm.references
         ):

@@ -16,6 +16,7 @@ from typing import Any
 
 from rag_evaluator.errors import MissingExtraError, UsageError
 from rag_evaluator.families.base import JudgedFamily
+from rag_evaluator.families.defaults import AUTO
 from rag_evaluator.families.grading.classify import CLASSIFY_FAMILY, ClassifyFamily
 from rag_evaluator.families.grading.factual_accuracy import (
     FACTUAL_ACCURACY_FAMILY,
@@ -40,7 +41,6 @@ from rag_evaluator.offline import embeddings
 
 logger = logging.getLogger(__name__)
 
-AUTO = "auto"
 ANSWER_RELEVANCE_METHODS = (AUTO, METHOD_EMBEDDINGS, METHOD_RATING)
 EMBEDDINGS_FEATURE = "RAGAS answer relevance by embeddings (--answer-relevance embeddings)"
 

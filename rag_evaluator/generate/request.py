@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_evaluator.generate.documents import DEFAULT_CHUNK_CHARACTERS
+from rag_evaluator.generate.options import DEFAULT_COUNT, PAIRING_AUTO
 from rag_evaluator.generate.sampling import DEFAULT_TYPES
 from rag_evaluator.llm.cost import CostEstimate
 from rag_evaluator.llm.models import ModelInfo
@@ -14,11 +15,6 @@ from rag_evaluator.results.summary import SummaryLine
 
 EXIT_ALL_WRITTEN = 0
 EXIT_FEWER_WRITTEN = 1
-
-PAIRING_AUTO = "auto"
-PAIRING_KEYWORDS = "keywords"
-PAIRING_EMBEDDINGS = "embeddings"
-PAIRINGS = (PAIRING_AUTO, PAIRING_KEYWORDS, PAIRING_EMBEDDINGS)
 
 
 # How the run talks to the user; the command implements it with the console.
@@ -31,7 +27,7 @@ class GenerateRequest:
 
     docs_dir: Path
     working_directory: Path
-    count: int = 50
+    count: int = DEFAULT_COUNT
     # How the model is called: the options every model-calling command shares.
     calls: CallOptions = field(default_factory=CallOptions)
     examples_path: Path | None = None

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from rag_evaluator.families.base import QuestionRecord, first_stage
 from rag_evaluator.generate.documents import Chunk
-from rag_evaluator.generate.request import PAIRING_KEYWORDS
+from rag_evaluator.generate.options import PAIRING_KEYWORDS
 from rag_evaluator.generate.sampling import (
     FACTUAL,
     MULTI_HOP,

@@ -35,15 +35,17 @@ from rag_evaluator.generate.golden_set import (
     refuse_to_overwrite,
     write_golden_set,
 )
+from rag_evaluator.generate.options import (
+    PAIRING_AUTO,
+    PAIRING_EMBEDDINGS,
+    PAIRING_KEYWORDS,
+    PAIRINGS,
+)
 from rag_evaluator.generate.prompts import Example, build_system_prompt
 from rag_evaluator.generate.reading import DocumentSet, read_documents
 from rag_evaluator.generate.request import (
     EXIT_ALL_WRITTEN,
     EXIT_FEWER_WRITTEN,
-    PAIRING_AUTO,
-    PAIRING_EMBEDDINGS,
-    PAIRING_KEYWORDS,
-    PAIRINGS,
     GenerateInteraction,
     GenerateOutcome,
     GeneratePlan,

@@ -24,14 +24,13 @@ from typing import Protocol
 
 from rag_evaluator.errors import UsageError
 from rag_evaluator.generate.documents import Chunk
+from rag_evaluator.generate.options import COMPARISON as COMPARISON
+from rag_evaluator.generate.options import DEFAULT_TYPES as DEFAULT_TYPES
+from rag_evaluator.generate.options import FACTUAL as FACTUAL
+from rag_evaluator.generate.options import MULTI_HOP as MULTI_HOP
+from rag_evaluator.generate.options import QUESTION_TYPES as QUESTION_TYPES
+from rag_evaluator.generate.options import UNANSWERABLE as UNANSWERABLE
 from rag_evaluator.offline.lexical import extract_keywords
-
-FACTUAL = "factual"
-COMPARISON = "comparison"
-MULTI_HOP = "multi_hop"
-UNANSWERABLE = "unanswerable"
-QUESTION_TYPES = (FACTUAL, COMPARISON, MULTI_HOP, UNANSWERABLE)
-DEFAULT_TYPES = "factual=3,comparison=2,multi_hop=2,unanswerable=1"
 
 MIN_SHARED_KEYWORDS = 2
 # A keyword found in more than this share of the chunks says nothing about relatedness.

@@ -496,18 +496,20 @@ class DirectEngine:
             self._journal_stage(run)
             return
         finished_key = run.key
-        digest = stage_digest(run.stage)
+        # Digested now (``next_stage`` moves on) but only journaled when the question goes
+        # on: a question done in one stage, the usual case, skips hashing its prompts.
+        finished_stage = run.stage
         next_stage = run.next_stage(outcomes)
         if next_stage is not None:
             # The question needs more calls: keep what this stage cost.
-            self._listener.stage_finished(finished_key, digest, outcomes)
+            self._listener.stage_finished(finished_key, stage_digest(finished_stage), outcomes)
             if self._draining is None:
                 self._submit(active, run, next_stage)
             return
         if any(other.result is None for other in active.runs.values()):
             # This family is done but another of the question is not: keep what it cost, so a
             # stop before the question's line is written never pays for these calls again.
-            self._listener.stage_finished(finished_key, digest, outcomes)
+            self._listener.stage_finished(finished_key, stage_digest(finished_stage), outcomes)
         self._finish_if_done(active)
 
     def _failed(self, ticket: _Ticket, error: BaseException) -> None:

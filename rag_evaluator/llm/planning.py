@@ -228,7 +228,7 @@ class _Planner:
         plan.sends = True
 
     def _cached(self, family: JudgedFamily[Any], item: EvaluationItem) -> FamilyResult | None:
-        if not (self.options.use_cache and self.cache.enabled):
+        if not (self.options.use_cache and self.cache.holds_family(family.name)):
             return None
         key = family_cache_key(family, item, self.options.model.key)
         return cached_family_result(self.cache, family, key)

@@ -56,6 +56,7 @@ class ResponseCache:
         self._connection: sqlite3.Connection | None = None
         self.hits = 0
         self._damage_reported = False
+        self._families_held: dict[str, bool] = {}
         if path is not None:
             self._open(path)
 
@@ -94,6 +95,24 @@ class ResponseCache:
             with contextlib.suppress(sqlite3.Error):
                 self._connection.close()
         self._connection = None
+
+    def holds_family(self, family: str) -> bool:
+        """Whether the cache has any entry of ``family`` (asked once per run): with none, a
+        run need not compute the key of every question to look each one up (a fresh cache,
+        as in CI, costs nothing at start-up)."""
+        if self._connection is None:
+            return False
+        held = self._families_held.get(family)
+        if held is None:
+            try:
+                row = self._connection.execute(
+                    "SELECT 1 FROM results WHERE family = ? LIMIT 1", (family,)
+                ).fetchone()
+            except sqlite3.Error as exc:
+                self._disable(exc)
+                return False
+            held = self._families_held[family] = row is not None
+        return held
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored result for ``key``, or ``None``."""
@@ -147,6 +166,7 @@ class ResponseCache:
                 (key, family, json.dumps(value, ensure_ascii=False), time.time()),
             )
             self._connection.commit()
+            self._families_held[family] = True
         except sqlite3.Error as exc:
             self._disable(exc)
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from rag_evaluator.errors import CheckpointError, UsageError
 from rag_evaluator.families.base import JudgedFamily
+from rag_evaluator.llm.call_options import CallOptions
 from rag_evaluator.llm.checkpoint.store import (
     CheckpointHeader,
     LoadedCheckpoint,
@@ -66,25 +67,6 @@ class CommandInteraction(SessionInteraction, Protocol[PlanT]):
     def show_plan(self, plan: PlanT) -> None: ...
 
     def finished(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class CallOptions:
-    """How a model-calling command calls the model: the command-line options they share."""
-
-    model: str = "sonnet"
-    delay_seconds: float | None = None  # None: 0.5 s one call at a time, none when concurrent
-    max_retries: int = 6
-    timeout_seconds: float = 120.0
-    concurrency: int = 1
-    batch: bool = False
-    batch_poll_seconds: float = 30.0
-    use_cache: bool = True
-    exact_estimate: bool = False
-    max_cost: float | None = None
-    checkpoint_dir: Path | None = None
-    price: str | None = None  # --price IN/OUT: dollars per million tokens
-    jury: str | None = None  # --jury MODEL,MODEL,MODEL (evaluate)
 
 
 def call_models(calls: CallOptions) -> tuple[ModelInfo, ...]:

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rapidfuzz.distance import LCSseq
-
 from rag_evaluator.text.unicode_tokens import word_tokens
 
 # Token codes skip the surrogate range, which is not text.
@@ -64,6 +62,10 @@ class ChunkTokens:
 def rouge_l_recall(golden: str, retrieved: str) -> float:
     """LCS length over the golden chunk's length, on encoded token sequences; 0 when either
     is empty (as rouge-score)."""
+    # Imported here, not at the top: the results and families modules import this one
+    # through the metric registry, and the command line should start without rapidfuzz.
+    from rapidfuzz.distance import LCSseq
+
     if not golden or not retrieved:
         return 0.0
     return LCSseq.similarity(golden, retrieved) / len(golden)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from os import PathLike
 
 from rag_evaluator.errors import MissingExtraError, UsageError
+from rag_evaluator.families.defaults import JUDGE_FAMILY
 from rag_evaluator.families.grading.factual_accuracy import (
     FACTUAL_ACCURACY_FAMILY,
     RENAMED_FAMILIES,
@@ -38,7 +39,6 @@ from rag_evaluator.offline.runner import (
 
 logger = logging.getLogger(__name__)
 
-JUDGE_FAMILY = "judge"
 ALL_FAMILIES = "all"
 # The model-judged families besides the judge, in column order (issue 10).
 LLM_FAMILIES = ("ragas", FACTUAL_ACCURACY_FAMILY, "classify", "match", "rubric")

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag_evaluator.offline.lexical import list_items
+from rag_evaluator.offline.options import DEFAULT_FALLBACK_PHRASES, DEFAULT_MIN_RETRIEVAL_SCORE
 from rag_evaluator.text import non_answers
 from rag_evaluator.text.citations import find_citations
 
@@ -38,8 +39,6 @@ from rag_evaluator.text.citations import find_citations
 # phrases; by default the check also fails every abstention and refusal of
 # ``text/non_answers`` ("I do not have specific information", "this model is unable to
 # respond"): an answer that gives up is a fallback, whatever its words.
-DEFAULT_FALLBACK_PHRASES = non_answers.SEED_FALLBACK_PHRASES
-DEFAULT_MIN_RETRIEVAL_SCORE = 0.5
 # A list answer has at least this many list items: one bullet is not a list.
 MIN_LIST_ITEMS = 2
 

@@ -38,29 +38,23 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 from rag_evaluator.errors import UsageError
 from rag_evaluator.families import scores as judged_scores
 from rag_evaluator.offline.chunk_overlap import ChunkTokens, recall_matrix
+from rag_evaluator.offline.options import DEFAULT_K as DEFAULT_K
+from rag_evaluator.offline.options import DEFAULT_OVERLAP_THRESHOLD as DEFAULT_OVERLAP_THRESHOLD
+from rag_evaluator.offline.options import (
+    DEFAULT_SIMILARITY_THRESHOLD as DEFAULT_SIMILARITY_THRESHOLD,
+)
+from rag_evaluator.offline.options import MatchMode as MatchMode
 from rag_evaluator.offline.semantic import Vector, similarity_matrix
 
-DEFAULT_K = 5
-DEFAULT_SIMILARITY_THRESHOLD = 0.8
-DEFAULT_OVERLAP_THRESHOLD = 0.7
 DEFAULT_GAMMA = 1.0
 DEFAULT_ALPHA = 0.5
 # Two embeddings this close are the same chunk to the model (identical texts embedded in
 # different batches differ by ~1e-7).
 REPEAT_COSINE = 1.0 - 1e-6
-
-
-class MatchMode(StrEnum):
-    """How a retrieved chunk is found to match a golden chunk (``--match``)."""
-
-    EXACT = "exact"
-    SIMILARITY = "similarity"
-    OVERLAP = "overlap"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from rag_evaluator.inputs.references import reference_free_metrics
 from rag_evaluator.inputs.selection import format_numbers
 from rag_evaluator.offline import overlap, quality, retrieval, semantic
 from rag_evaluator.offline.chunk_overlap import ChunkTokens
+from rag_evaluator.offline.options import MetricOptions
 from rag_evaluator.offline.registry import (
     FAMILY_METRICS,
     LEXICAL,
@@ -74,26 +75,6 @@ Progress = Callable[[str], None]
 # (what is running, texts done, texts in all), after each batch of the embedding and
 # BERTScore passes: what a progress bar needs.
 BatchProgress = Callable[[str, int, int], None]
-
-
-@dataclass(frozen=True)
-class MetricOptions:
-    """Options of the offline families (``--k``, ``--match``, ``--similarity-threshold``,
-    ``--overlap-threshold``, ``--embedding-model``, ``--bertscore-model``,
-    ``--fallback-phrases``, ``--min-retrieval-score``, ``--require-citations``)."""
-
-    k: int = retrieval.DEFAULT_K
-    match: str = EXACT
-    similarity_threshold: float = retrieval.DEFAULT_SIMILARITY_THRESHOLD
-    overlap_threshold: float = retrieval.DEFAULT_OVERLAP_THRESHOLD
-    embedding_model: str | None = None
-    bertscore_model: str | None = None
-    fallback_phrases: tuple[str, ...] = quality.DEFAULT_FALLBACK_PHRASES
-    min_retrieval_score: float = quality.DEFAULT_MIN_RETRIEVAL_SCORE
-    require_citations: bool = True
-    # False for a run without reference answers: only the metrics that read none
-    # (inputs/references.py) are computed, the others are not columns of the run.
-    references: bool = True
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
+from typing import TYPE_CHECKING
 
-import numpy as np
+# numpy is imported where it is used, like scipy below: the results and families modules
+# import this one, and the command line should start without numpy.
+if TYPE_CHECKING:
+    import numpy as np
 
 CONFIDENCE_LEVEL = 0.95
 SIGNIFICANCE_LEVEL = 0.05  # 1 - CONFIDENCE_LEVEL, written out to keep it exact
@@ -83,6 +87,8 @@ def bootstrap_mean_interval(values: Sequence[float]) -> Interval | None:
     ``None`` when it would mislead: fewer than ``MIN_BOOTSTRAP_VALUES`` values, or all values
     equal (every resample would have the same mean, which says nothing about uncertainty).
     """
+    import numpy as np
+
     if len(values) < MIN_BOOTSTRAP_VALUES or not _has_spread(values):
         return None
     found = _stats().bootstrap(
@@ -98,6 +104,8 @@ def bootstrap_mean_interval(values: Sequence[float]) -> Interval | None:
 
 
 def _mean_difference(run: np.ndarray, baseline: np.ndarray, axis: int = -1) -> np.ndarray:
+    import numpy as np
+
     return np.mean(run - baseline, axis=axis)
 
 
@@ -122,6 +130,8 @@ def paired_bootstrap(baseline: Sequence[float], run: Sequence[float]) -> PairedB
     p = 1; n identical non-zero differences give the exact sign-flip value 2 / 2^n (only the
     all-plus and all-minus patterns are that extreme), which is 1 for a single question.
     """
+    import numpy as np
+
     differences = [after - before for before, after in zip(baseline, run, strict=True)]
     if not _has_spread(differences):
         if not differences or all(difference == 0 for difference in differences):
@@ -311,6 +321,8 @@ class PredictionPoweredEstimate:
 
 
 def _sample_variance(values: Sequence[float]) -> float | None:
+    import numpy as np
+
     if len(values) < 2:
         return None
     return float(np.var(np.asarray(values, dtype=float), ddof=1))
@@ -330,6 +342,8 @@ def prediction_powered_mean(
     the judge's error cannot be estimated from one). The labelled questions must be a
     random sample of the run for the estimate to be unbiased.
     """
+    import numpy as np
+
     if not judge_labelled or not judge_all:
         return None
     rectifiers = [

@@ -15,6 +15,7 @@ from rag_evaluator.families.base import (
     SummaryTally,
     TaskRun,
 )
+from rag_evaluator.families.defaults import JUDGE_FAMILY as JUDGE_FAMILY
 from rag_evaluator.families.judge.prompts import build_user_message
 from rag_evaluator.families.judge.results import JudgeResult, Scores, Vote
 from rag_evaluator.families.judge.verdicts import VERDICT_SCHEMA, verdict_from_payload
@@ -34,7 +35,6 @@ from rag_evaluator.llm.requests import ModelRequest
 from rag_evaluator.results.summary import SummaryLine, fraction_line
 from rag_evaluator.text.no_information import both_say_no_information, no_information_result
 
-JUDGE_FAMILY = "judge"
 JUDGE_MAX_TOKENS = 2000
 
 PRECISION = "Precision"

@@ -7,18 +7,11 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from rag_evaluator.errors import UsageError
+from rag_evaluator.families.defaults import DEFAULT_HEDGE_PHRASES as DEFAULT_HEDGE_PHRASES
 from rag_evaluator.families.judge.results import JudgeResult, Scores, Vote
 from rag_evaluator.inputs.records import Verdict
 from rag_evaluator.llm.requests import CallOutcome, FailureKind
 
-DEFAULT_HEDGE_PHRASES: tuple[str, ...] = (
-    "borderline",
-    "arguably",
-    "unclear",
-    "could go either way",
-    # The default prompt asks the judge to say so plainly when a score is a close call.
-    "close call",
-)
 CONSENSUS_VOTES = 3
 
 
