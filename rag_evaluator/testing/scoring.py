@@ -13,7 +13,7 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +26,13 @@ from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES
 from rag_evaluator.families.result_json import family_result_to_json
 from rag_evaluator.families.setup import (
     LlmFamilyOptions,
+    LlmFamilySetup,
     build_llm_families,
     prepare_llm_families,
 )
 from rag_evaluator.inputs.load import InputSet, load_dataset, load_dataset_records
 from rag_evaluator.inputs.records import EvaluationItem
+from rag_evaluator.inputs.references import left_out_line, without_references
 from rag_evaluator.inputs.selection import exclusion_warnings, select_items
 from rag_evaluator.llm.models import resolve_model
 from rag_evaluator.llm.planning import cached_family_result, family_cache_key
@@ -40,7 +42,7 @@ from rag_evaluator.llm.response_cache import (
     default_cache_directory,
 )
 from rag_evaluator.metrics import judge_client
-from rag_evaluator.offline.families import parse_metric_families, resolve_all
+from rag_evaluator.offline.families import MetricFamilies, parse_metric_families, resolve_all
 from rag_evaluator.offline.registry import InputFileNames
 from rag_evaluator.offline.runner import MetricOptions, compute_offline_metrics, metric_columns
 from rag_evaluator.results.gates import (
@@ -111,11 +113,44 @@ def _judged_families(
     names: Sequence[str], judge: bool, rubric: Path | None, working_directory: Path
 ) -> list[JudgedFamily[Any]]:
     setup = prepare_llm_families(names, LlmFamilyOptions(rubric_path=rubric), working_directory)
+    return _built_families(setup, judge, working_directory)
+
+
+def _built_families(
+    setup: LlmFamilySetup, judge: bool, working_directory: Path
+) -> list[JudgedFamily[Any]]:
     families: list[JudgedFamily[Any]] = []
     if judge:
         prompt = load_system_prompt(None, working_directory)
         families.append(JudgeFamily(prompt.text, DEFAULT_HEDGE_PHRASES))
     return [*families, *build_llm_families(setup)]
+
+
+def _without_references(
+    families: MetricFamilies, source: str, rubric: Path | None, working_directory: Path
+) -> tuple[MetricFamilies, list[JudgedFamily[Any]]]:
+    """Cases without any reference answer: the families and metrics that need none, as
+    ``evaluate`` runs them (what is left out is logged as a warning); a usage error when
+    nothing asked for can run."""
+    setup = prepare_llm_families(
+        families.llm, LlmFamilyOptions(rubric_path=rubric), working_directory
+    )
+    choice = without_references(
+        families.judge,
+        setup.names,
+        families.offline,
+        rubric_reads_reference=setup.rubric_reads_reference,
+    )
+    if choice.empty:
+        raise UsageError(
+            f"{source} holds no reference answer, and every family asked for compares the "
+            f"answer with one ({', '.join(choice.wholly_left_out)}). Give every case a "
+            "ground_truth, or check families that need none, such as quality or ragas"
+        )
+    logger.warning("%s", left_out_line(f"in {source}", choice))
+    kept = replace(families, judge=False, llm=choice.llm, offline=choice.offline)
+    setup = replace(setup, names=choice.llm, references=False)
+    return kept, _built_families(setup, False, working_directory)
 
 
 def _resolved(
@@ -144,12 +179,12 @@ def score_check(
     raw = metrics if isinstance(metrics, str) else ",".join(metrics)
     families = resolve_all(parse_metric_families(raw), inputs.items)
     references = not inputs.reference_free
-    if not references and (families.judge or families.llm):
-        raise UsageError(
-            f"{inputs.source} holds no reference answer, which the model-judged families "
-            "need. Give every case a ground_truth, or check offline families only"
+    if references:
+        judged = _judged_families(families.llm, families.judge, rubric, options.working_directory)
+    else:
+        families, judged = _without_references(
+            families, inputs.source, rubric, options.working_directory
         )
-    judged = _judged_families(families.llm, families.judge, rubric, options.working_directory)
     offline_columns = metric_columns(families.offline, references=references)
     resolved = _resolved(thresholds, judged, offline_columns)
     offline_scores: Mapping[int, Mapping[str, float | str | None]] = {}

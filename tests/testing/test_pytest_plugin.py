@@ -333,8 +333,9 @@ def test_a_misspelt_marker_keyword(rag_eval):
             "rag-eval: rag_eval.check needs the questions and the metric families*",
             "rag-eval: rag_eval.check takes a dataset file's path or a list of cases (got int)*",
             "rag-eval: *missing.jsonl*",
-            "rag-eval: answers_only.jsonl holds no reference answer*Give every case a "
-            "ground_truth, or check offline families only",
+            "rag-eval: answers_only.jsonl holds no reference answer, and every family asked "
+            "for compares the answer with one (match). Give every case a ground_truth, or "
+            "check families that need none, such as quality or ragas",
         )
     )
     assert "Traceback" not in result.stdout.str()
@@ -415,3 +416,30 @@ def test_a_check_and_rag_eval_evaluate_share_the_cache(
     _judged_test(pytester)
     _run(pytester, "--rag-eval-model", "haiku").assert_outcomes(passed=1)
     assert len(fake_anthropic.requests) == paid
+
+
+def test_cases_without_references_run_what_needs_none_as_evaluate_does(
+    pytester: pytest.Pytester, fake_anthropic: FakeAnthropicServer, tmp_path: Path
+) -> None:
+    cases = [{key: value for key, value in case.items() if key != "ground_truth"} for case in CASES]
+    pytester.makepyfile(
+        f"CASES = {json.dumps(cases)}\n"
+        """
+def test_reference_free(rag_eval):
+    report = rag_eval.score(CASES, metrics="ragas,match,lexical,quality")
+    assert report.passed, report.message
+    assert "ragas_faithfulness" in report.values and "quality_pass" in report.values
+    # Left out: what reads the reference (ragas' context recall stays an empty column).
+    assert report.values.get("ragas_context_recall") is None
+    assert "is_matching" not in report.values and "exact_match" not in report.values
+    assert "dont_know" in report.values  # a lexical metric that needs no reference
+
+def test_a_gate_on_a_left_out_metric(rag_eval):
+    rag_eval.check(CASES, metrics="match,quality", thresholds={"is_matching": 0.5})
+"""
+    )
+    result = _run(pytester, "--rag-eval-cache-dir", str(tmp_path / "cache"), "-rA")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["rag-eval: *is_matching*"])
+    assert "No reference answers in 3 cases: left out match" in result.stdout.str()
+    assert not [request for request in fake_anthropic.requests if request.role == "is_matching"]
