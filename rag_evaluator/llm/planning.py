@@ -144,7 +144,9 @@ class _Tally:
 
     def add_estimate(self, priced: PricedEstimate, model: ModelInfo, counting: bool) -> None:
         share, estimate = priced.share, priced.estimate
-        self.totals[share] = self.totals.get(share, CallEstimate.none()) + estimate
+        # The first question's estimate starts the sum as it is (what none() + it would be).
+        running = self.totals.get(share)
+        self.totals[share] = estimate if running is None else running + estimate
         self.counted[share] = self.counted.get(share, 0) + 1
         if share not in self.caching:
             self.caching[share] = caches_system_prompt(priced.first.system, model)
