@@ -264,8 +264,9 @@ def judged_run(
         numbers = {item.question_number for item in items}
         checkpoint = _checkpoint(session, request, setup, families, numbers, started_at)
         resumed = checkpoint.resume_from
-        session.connect(resumed.spent_usd if resumed is not None else 0.0)
-        with building_long_lived():  # a job per question, and the selected items
+        # The SDK's modules (imported on connecting), a job per question, the selected items.
+        with building_long_lived():
+            session.connect(resumed.spent_usd if resumed is not None else 0.0)
             plan = session.prepare(
                 lambda window, count: plan_questions(
                     options,
