@@ -25,7 +25,10 @@ Prints, with the machine first:
 
 The fake server runs in a process of its own so that it does not share the run's GIL. Run:
 
-    .venv/bin/python benchmarks/judge_bench.py [--quick]
+    .venv/bin/python benchmarks/judge_bench.py [--quick] [--only PART] [--before DIR]
+
+``--before DIR`` (a folder holding an older ``rag_evaluator/``) runs that copy too, alternated
+with the package as it is, in ``per-question`` and ``first-call``.
 """
 
 from __future__ import annotations
@@ -246,12 +249,16 @@ def _reported(stderr: str, name: str) -> float:
     return next(float(line.split()[1]) for line in stderr.splitlines() if line.startswith(name))
 
 
-def measure_process(api: FakeApi, command: list[str], directory: Path) -> ProcessFigures:
-    """Run ``command`` in ``directory`` against the fake (fresh checkpoint and cache folders)."""
+def measure_process(
+    api: FakeApi, command: list[str], directory: Path, older: Path | None = None
+) -> ProcessFigures:
+    """Run ``command`` in ``directory`` against the fake (fresh checkpoint and cache folders);
+    with ``older``, the copy of the package in that folder."""
     for leftover in ("Evaluation_Runs", "checkpoints", "cache"):
         shutil.rmtree(directory / leftover, ignore_errors=True)
     environment = {
         **os.environ,
+        **({"PYTHONPATH": str(older)} if older is not None else {}),
         "ANTHROPIC_BASE_URL": api.base_url,
         "ANTHROPIC_API_KEY": api.api_key,
         "RAG_EVAL_CHECKPOINT_DIR": str(directory / "checkpoints"),
@@ -406,7 +413,7 @@ def overhead(api: FakeApi, base: Path, quick: bool) -> None:
     client.close()
 
 
-def per_question(api: FakeApi, base: Path, quick: bool) -> None:
+def per_question(api: FakeApi, base: Path, quick: bool, before: Path | None = None) -> None:
     """The tool against a bare SDK loop, both whole processes sending the same judge requests
     for the realistic texts, alternated; per question = the slope between two run sizes, so
     that start-up is not spread over the questions."""
@@ -425,11 +432,14 @@ def per_question(api: FakeApi, base: Path, quick: bool) -> None:
     tool = [*MEASURED_CLI, "evaluate", "--model", "haiku", "--yes", "--seed", "1", "--delay", "0"]
     sdk = [sys.executable, str(REPOSITORY / "benchmarks" / "bare_sdk_judge.py"), ".", "haiku"]
     cases = {"rag-eval evaluate": tool, "bare SDK loop": sdk}
+    if before is not None:
+        cases["rag-eval before"] = tool
     figures: dict[tuple[str, int], list[ProcessFigures]] = {}
     for round_number in range(rounds + 1):
         for name, command in cases.items():
+            older = before if name == "rag-eval before" else None
             for size, folder in folders.items():
-                measured = measure_process(api, command, folder)
+                measured = measure_process(api, command, folder, older)
                 if round_number:  # the first round warms the disk cache and the server
                     figures.setdefault((name, size), []).append(measured)
     _print_per_question(figures, cases, sizes)
@@ -457,7 +467,10 @@ def _print_per_question(
             f"CPU {median('cpu', large):.2f} s, peak RSS {median('peak_kb', large) / 1024:.0f} MB, "
             f"start to first call {statistics.median(first):.2f} s"
         )
-    (tool_cpu, tool_wall), (sdk_cpu, sdk_wall) = slopes.values()
+    (tool_cpu, tool_wall), (sdk_cpu, sdk_wall) = (
+        slopes["rag-eval evaluate"],
+        slopes["bare SDK loop"],
+    )
     print(
         f"  rag-eval's own cost per question: CPU {(tool_cpu - sdk_cpu) * 1000:.2f} ms, wall "
         f"{(tool_wall - sdk_wall) * 1000:.2f} ms (target: CPU at most 0.5 ms); "
@@ -465,10 +478,13 @@ def _print_per_question(
     )
 
 
-def seconds_to_first_call(api: FakeApi, directory: Path, *, fresh: bool) -> float:
+def seconds_to_first_call(
+    api: FakeApi, directory: Path, *, fresh: bool, older: Path | None = None
+) -> float:
     """Start ``rag-eval evaluate`` in ``directory``, stop it (Ctrl-C, a clean stop that keeps
     the checkpoint) once its first judge call arrives: the seconds from start to that call.
-    ``fresh``: with no checkpoint or cache (else the last run's, to resume)."""
+    ``fresh``: with no checkpoint or cache (else the last run's, to resume); ``older``: the
+    copy of the package in that folder."""
     if fresh:
         for leftover in ("Evaluation_Runs", "checkpoints", "cache"):
             shutil.rmtree(directory / leftover, ignore_errors=True)
@@ -478,6 +494,7 @@ def seconds_to_first_call(api: FakeApi, directory: Path, *, fresh: bool) -> floa
         "ANTHROPIC_API_KEY": api.api_key,
         "RAG_EVAL_CHECKPOINT_DIR": str(directory / "checkpoints"),
         "RAG_EVAL_CACHE_DIR": str(directory / "cache"),
+        **({"PYTHONPATH": str(older)} if older is not None else {}),
     }
     command = [*MEASURED_CLI, "evaluate", "--model", "haiku", "--yes", "--seed", "1"]
     api.arm_first_call()
@@ -499,7 +516,7 @@ def seconds_to_first_call(api: FakeApi, directory: Path, *, fresh: bool) -> floa
     return first - started_at
 
 
-def first_call(api: FakeApi, base: Path, quick: bool) -> None:
+def first_call(api: FakeApi, base: Path, quick: bool, before: Path | None = None) -> None:
     count = 20_000 if quick else 100_000
     rounds = 2 if quick else 5
     print(
@@ -509,14 +526,20 @@ def first_call(api: FakeApi, base: Path, quick: bool) -> None:
     api.set_latency(0.0)
     directory = base / f"first-call-{count}"
     write_inputs(directory, count)
-    fresh: list[float] = []
-    resumed: list[float] = []
+    versions: dict[str, Path | None] = {"": None}
+    if before is not None:
+        versions["before: "] = before  # alternated with the package as it is, round by round
+    times: dict[str, list[float]] = {}
     for _ in range(rounds):
-        fresh.append(seconds_to_first_call(api, directory, fresh=True))
-        resumed.append(seconds_to_first_call(api, directory, fresh=False))
-    for name, values in (("fresh", fresh), ("resuming", resumed)):
+        for label, older in versions.items():
+            for fresh in (True, False):
+                seconds = seconds_to_first_call(api, directory, fresh=fresh, older=older)
+                times.setdefault(f"{label}{'fresh' if fresh else 'resuming'}", []).append(seconds)
+    for name, values in times.items():
         shown = ", ".join(f"{value:.2f}" for value in values)
-        print(f"  {name:<8} median {statistics.median(values):.2f} s ({shown}) (target: under 2 s)")
+        print(
+            f"  {name:<16} median {statistics.median(values):.2f} s ({shown}) (target: under 2 s)"
+        )
 
 
 def checkpoint_cost(base: Path) -> None:
@@ -692,7 +715,13 @@ def main() -> None:
             "estimate",
         ],
     )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="a folder holding an older rag_evaluator/: per-question and first-call run it too",
+    )
     arguments = parser.parse_args()
+    before = arguments.before.resolve() if arguments.before is not None else None
     print(f"judge_bench on {machine()}")
     base = Path(tempfile.mkdtemp(prefix="judge-bench-"))
     api = FakeApi()
@@ -701,8 +730,8 @@ def main() -> None:
             "throughput": lambda: throughput(api, base, arguments.quick),
             "default-delay": lambda: default_delay_throughput(api, base, arguments.quick),
             "overhead": lambda: overhead(api, base, arguments.quick),
-            "per-question": lambda: per_question(api, base, arguments.quick),
-            "first-call": lambda: first_call(api, base, arguments.quick),
+            "per-question": lambda: per_question(api, base, arguments.quick, before),
+            "first-call": lambda: first_call(api, base, arguments.quick, before),
             "checkpoint": lambda: checkpoint_cost(base),
             "resume": lambda: resume_start_up(base),
             "memory": lambda: memory(api, base, arguments.quick),

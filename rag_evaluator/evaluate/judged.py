@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from rag_evaluator.collector import building_long_lived
 from rag_evaluator.errors import BudgetExhaustedError, CheckpointError, ConfigError
 from rag_evaluator.evaluate.inputs import carried_columns
 from rag_evaluator.evaluate.offline import OfflineScores, offline_scores, tally_rows
@@ -263,20 +264,22 @@ def judged_run(
         numbers = {item.question_number for item in items}
         checkpoint = _checkpoint(session, request, setup, families, numbers, started_at)
         resumed = checkpoint.resume_from
-        session.connect(resumed.spent_usd if resumed is not None else 0.0)
-        plan = session.prepare(
-            lambda window, count: plan_questions(
-                options,
-                checkpoint,
-                items,
-                session.cache,
-                answers_name=request.input_paths[2].name,
-                context_window_tokens=window,
-                count_tokens=count,
+        # The SDK's modules (imported on connecting), a job per question, the selected items.
+        with building_long_lived():
+            session.connect(resumed.spent_usd if resumed is not None else 0.0)
+            plan = session.prepare(
+                lambda window, count: plan_questions(
+                    options,
+                    checkpoint,
+                    items,
+                    session.cache,
+                    answers_name=request.input_paths[2].name,
+                    context_window_tokens=window,
+                    count_tokens=count,
+                )
             )
-        )
-        chosen = set(plan.selected)  # one set for every item: a lookup each, at any size
-        selected = [item for item in items if item.question_number in chosen]
+            chosen = set(plan.selected)  # one set for every item: a lookup each, at any size
+            selected = [item for item in items if item.question_number in chosen]
         for warning in ragas_input_warnings(
             setup.llm.names, selected, references=setup.llm.references
         ):

@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from rag_evaluator import __version__
+from rag_evaluator.collector import building_long_lived
 from rag_evaluator.errors import EvaluationInterrupted
 from rag_evaluator.evaluate.inputs import (
     group_column,
@@ -108,7 +109,8 @@ def run_evaluation(
     if families.model_judged:
         call_models(request.calls)  # an unknown model is reported before any file is read
     request = settle_ground_truth(request, families, llm)
-    files, selection, metadata_columns, reference_free = load_inputs(request)
+    with building_long_lived():
+        files, selection, metadata_columns, reference_free = load_inputs(request)
     group_by = group_column(request, metadata_columns)
     exclusion_messages = exclusion_warnings(selection.exclusions)
     for message in exclusion_messages:

@@ -137,13 +137,20 @@ class QuestionNumberError(ValueError):
     """A question number cell that is not a whole number."""
 
 
+_WHOLE_NUMBER = re.compile(r"[+]?([0-9]+)(?:\.0*)?")
+
+
 def parse_question_number(raw: str) -> int:
     """Parse a question number cell: ``7``, `` 7 ``, ``7.0`` (spreadsheet export)."""
+    # The common cell, plain ASCII digits, skips the normalisation and the pattern: read once
+    # per row of each of three files, they were a large part of reading 100,000 questions.
+    if raw.isascii() and raw.isdigit() and len(raw) <= _MAX_QUESTION_NUMBER_DIGITS:
+        return int(raw)
     # NFKC turns full-width digits (from East Asian spreadsheets) into ASCII ones.
     text = unicodedata.normalize("NFKC", raw).strip()
     if not text:
         raise QuestionNumberError("is blank")
-    found = re.fullmatch(r"[+]?([0-9]+)(?:\.0*)?", text)
+    found = _WHOLE_NUMBER.fullmatch(text)
     if found is None:
         raise QuestionNumberError(f"{text[:40]!r} is not a whole number")
     digits = found.group(1).lstrip("0") or "0"

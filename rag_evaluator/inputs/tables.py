@@ -179,17 +179,7 @@ def read_csv(
         if name not in resolved:
             raise MissingColumnError(raw.path, name, shown_headers(headers))
     extra = metadata_headers(headers) if extra_columns else []
-    records = [
-        CsvRecord(
-            line,
-            {
-                canonical: (row[column_index] if column_index < len(row) else "")
-                for canonical, column_index in resolved.items()
-            },
-            {name: (row[index] if index < len(row) else "") for index, name in extra},
-        )
-        for line, row in raw.rows
-    ]
+    records = _records(raw.rows, list(resolved.items()), extra)
     if not records:
         raise InputError(
             f"{raw.path.name} has a header row but no data rows. Add one row per question "
@@ -208,6 +198,27 @@ def read_csv(
     )
 
 
+def _records(
+    rows: Sequence[tuple[int, list[str]]],
+    canonical: Sequence[tuple[str, int]],
+    extra: Sequence[tuple[int, str]],
+) -> list[CsvRecord]:
+    """Each row's cells of the ``canonical`` columns and of the ``extra`` (metadata) ones; a
+    cell a short row lacks is empty."""
+    widest = max((index for _, index in canonical), default=-1)
+    widest = max([widest, *(index for index, _ in extra)])
+    records: list[CsvRecord] = []
+    for line, row in rows:
+        if len(row) > widest:  # every cell there: no length check per cell
+            values = {name: row[index] for name, index in canonical}
+            metadata = {name: row[index] for index, name in extra}
+        else:
+            values = {name: (row[index] if index < len(row) else "") for name, index in canonical}
+            metadata = {name: (row[index] if index < len(row) else "") for index, name in extra}
+        records.append(CsvRecord(line, values, metadata))
+    return records
+
+
 def read_csv_rows(path: Path, *, expected: str, json_fix: str) -> RawCsv:
     """Read ``path`` as CSV text: encoding fallback, Excel's ``sep=`` line, delimiter
     sniffing; its headers (stripped) and non-blank rows. ``expected`` names the columns in
@@ -218,7 +229,9 @@ def read_csv_rows(path: Path, *, expected: str, json_fix: str) -> RawCsv:
     if delimiter != ",":
         logger.info("%s: using delimiter %r", path.name, delimiter)
     numbered_rows = _numbered_rows(path, lines, lines_before, delimiter)
-    non_blank = [(line, row) for line, row in numbered_rows if any(cell.strip() for cell in row)]
+    # "".join(row).strip() is empty exactly when every cell is blank, without a generator
+    # per row.
+    non_blank = [(line, row) for line, row in numbered_rows if "".join(row).strip()]
     if not non_blank:
         raise InputError(
             f"{path.name} is empty. Add a header row with columns: {expected}, "

@@ -35,7 +35,7 @@ from rag_evaluator.llm.checkpoint.store import (
     stored_records,
 )
 from rag_evaluator.llm.engine import DirectEngine, QuestionJob, recorded
-from rag_evaluator.llm.planning import JudgingOptions, JudgingPlan, family_cache_key
+from rag_evaluator.llm.planning import FamilyCacheKeys, JudgingOptions, JudgingPlan
 from rag_evaluator.llm.requests import CallOutcome, FailureKind, ModelRequest
 from rag_evaluator.llm.response_cache import ResponseCache
 from rag_evaluator.llm.stopping import stop_on_signals
@@ -91,6 +91,7 @@ class _Recorder:
         self.model_key = options.model.key
         self.interaction = interaction
         self.families = {family.name: family for family in options.families}
+        self.keys = FamilyCacheKeys(options.families, self.model_key)
         # Every finished question, the resumed ones first: where its checkpoint line is,
         # not the record itself (a million records would not fit in memory).
         self.records = records
@@ -107,7 +108,7 @@ class _Recorder:
             for name, result in record.results.items():
                 if result.scored and not result.cached and result.calls:
                     family = self.families[name]
-                    key = family_cache_key(family, item, self.model_key)
+                    key = self.keys.key(family, item)
                     self.cache.put(key, name, family_result_to_json(family, result))
         self.interaction.question_finished(
             ProgressUpdate(

@@ -9,6 +9,8 @@ model, or to be sent; the families' per-question estimates add up to the run's c
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -105,6 +107,34 @@ def family_cache_key(family: JudgedFamily[Any], item: EvaluationItem, model_key:
     )
 
 
+def _json(value: object) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+class FamilyCacheKeys:
+    """``family_cache_key`` for one run's families and model, question after question.
+
+    What does not change between questions (the family's identity holds its prompt's digest
+    and its JSON schema) is serialised once: each key then serialises only the question's
+    inputs. The text hashed is the one ``cache_key`` builds (its keys sorted: family,
+    identity, inputs, model, version), so the keys are the same.
+    """
+
+    def __init__(self, families: Sequence[JudgedFamily[Any]], model_key: str) -> None:
+        self._parts = {
+            family.name: (
+                f'{{"family":{_json(family.name)},"identity":{_json(family.identity())},"inputs":',
+                f',"model":{_json(model_key)},"version":{_json(family.version)}}}',
+            )
+            for family in families
+        }
+
+    def key(self, family: JudgedFamily[Any], item: EvaluationItem) -> str:
+        before, after = self._parts[family.name]
+        text = before + _json(family.cache_inputs(item)) + after
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def cached_family_result(
     cache: ResponseCache, family: JudgedFamily[Any], key: str
 ) -> FamilyResult | None:
@@ -144,7 +174,9 @@ class _Tally:
 
     def add_estimate(self, priced: PricedEstimate, model: ModelInfo, counting: bool) -> None:
         share, estimate = priced.share, priced.estimate
-        self.totals[share] = self.totals.get(share, CallEstimate.none()) + estimate
+        # The first question's estimate starts the sum as it is (what none() + it would be).
+        running = self.totals.get(share)
+        self.totals[share] = estimate if running is None else running + estimate
         self.counted[share] = self.counted.get(share, 0) + 1
         if share not in self.caching:
             self.caching[share] = caches_system_prompt(priced.first.system, model)
@@ -184,6 +216,7 @@ class _Planner:
             f"no answer in {answers_name}: scored 0 without a call (--score-missing)"
         )
         self.tally = _Tally()
+        self.keys = FamilyCacheKeys(options.families, options.model.key)
 
     def question(self, number: int, item: EvaluationItem, position: int) -> QuestionJob:
         plan = _QuestionPlan()
@@ -230,7 +263,7 @@ class _Planner:
     def _cached(self, family: JudgedFamily[Any], item: EvaluationItem) -> FamilyResult | None:
         if not (self.options.use_cache and self.cache.holds_family(family.name)):
             return None
-        key = family_cache_key(family, item, self.options.model.key)
+        key = self.keys.key(family, item)
         return cached_family_result(self.cache, family, key)
 
 

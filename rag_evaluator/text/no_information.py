@@ -62,9 +62,12 @@ _STATEMENT = re.compile(
 )
 
 
+_SENTENCE_ENDS = re.compile(r"[.!?;]+")
+
+
 def _sentences(text: str) -> list[str]:
     normalised = non_answers.folded(text)
-    return [part.strip(" ,") for part in re.split(r"[.!?;]+", normalised) if part.strip(" ,")]
+    return [part.strip(" ,") for part in _SENTENCE_ENDS.split(normalised) if part.strip(" ,")]
 
 
 def says_no_information(text: str) -> bool:
