@@ -1,6 +1,6 @@
-"""The files of ``rag-eval report``: results files read back whole, the report written.
+"""The files of ``rag-eval report``: where the report goes, and writing it.
 
-A results file is read with the reader compare uses (``results_reader.read_sheet``): every
+Results files are read back whole with the reader compare uses (``results.reader``): every
 column is kept, so the report shows columns added by later versions without changes here.
 """
 
@@ -10,24 +10,9 @@ from datetime import datetime
 from pathlib import Path
 
 from rag_evaluator.atomic import write_text_atomic
-from rag_evaluator.errors import ConfigError, InputError, UsageError
-from rag_evaluator.results.reader import CsvSheet, read_sheet, with_current_column_names
+from rag_evaluator.errors import ConfigError, UsageError
 
 REPORT_SUFFIXES = (".html", ".htm")
-_RESULTS_FIX = "Pass a results file written by rag-eval evaluate (Evaluation_Runs/*.csv)"
-
-
-def read_results_sheet(path: Path) -> CsvSheet:
-    """A results file of ``rag-eval evaluate``: its ``#SUMMARY:`` rows and its whole table."""
-    what = "a rag-eval results file"
-    sheet = read_sheet(path, what=what, fix=_RESULTS_FIX)
-    if not sheet.summary:
-        raise InputError(
-            f"{sheet.path} is not {what}: it does not start with the #SUMMARY: rows that "
-            f"rag-eval evaluate writes. {_RESULTS_FIX}",
-            sheet.path,
-        )
-    return with_current_column_names(sheet)
 
 
 def modified_date(path: Path) -> str | None:

@@ -22,13 +22,12 @@ from rag_evaluator.report.files import (
     check_report_path,
     default_report_path,
     modified_date,
-    read_results_sheet,
     write_report,
 )
 from rag_evaluator.report.html import render_report
 from rag_evaluator.report.model import RunTable, build_report_model, run_date_from_name
 from rag_evaluator.report.page_files import read_page_files
-from rag_evaluator.results.reader import CsvSheet
+from rag_evaluator.results.reader import CsvSheet, read_results_sheet
 from rag_evaluator.results.writer import summary_value_json
 
 logger = logging.getLogger(__name__)

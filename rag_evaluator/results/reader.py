@@ -259,6 +259,13 @@ def read_run_scores(path: Path) -> RunScores:
     A file without ``#SUMMARY:`` rows on top is refused: rag_answers.csv and other tables
     with a question-number column are not runs.
     """
+    sheet = read_results_sheet(path)
+    return build_run_scores(str(path), sheet.headers, sheet.rows, summary=sheet.summary)
+
+
+def read_results_sheet(path: Path) -> CsvSheet:
+    """A results file of ``rag-eval evaluate``, whole: its ``#SUMMARY:`` rows and its table
+    (columns under their current names). A file without ``#SUMMARY:`` rows is refused."""
     what = "a rag-eval results file"
     sheet = read_sheet(path, what=what, fix=_RESULTS_FIX)
     if not sheet.summary:
@@ -267,8 +274,7 @@ def read_run_scores(path: Path) -> RunScores:
             f"rag-eval evaluate writes. {_RESULTS_FIX}",
             sheet.path,
         )
-    sheet = with_current_column_names(sheet)
-    return build_run_scores(str(path), sheet.headers, sheet.rows, summary=sheet.summary)
+    return with_current_column_names(sheet)
 
 
 def read_label_sheet(path: Path) -> CsvSheet:
