@@ -86,10 +86,10 @@ def call_models(calls: CallOptions) -> tuple[ModelInfo, ...]:
             "know. Give it with --price IN/OUT (dollars per million input and output tokens; "
             "0/0 for a model you run yourself)"
         )
-    refused = [batch_problem(model) for model in models] if calls.batch else []
-    for problem in refused:
-        if problem is not None:
-            raise UsageError(problem)
+    problems = [batch_problem(model) for model in models] if calls.batch else []
+    refused = next((problem for problem in problems if problem is not None), None)
+    if refused is not None:
+        raise UsageError(refused)
     return models
 
 

@@ -110,13 +110,6 @@ def load_check_inputs(data: object, working_directory: Path) -> CheckInputs:
 
 
 def _judged_families(
-    names: Sequence[str], judge: bool, rubric: Path | None, working_directory: Path
-) -> list[JudgedFamily[Any]]:
-    setup = prepare_llm_families(names, LlmFamilyOptions(rubric_path=rubric), working_directory)
-    return _built_families(setup, judge, working_directory)
-
-
-def _built_families(
     setup: LlmFamilySetup, judge: bool, working_directory: Path
 ) -> list[JudgedFamily[Any]]:
     families: list[JudgedFamily[Any]] = []
@@ -127,14 +120,11 @@ def _built_families(
 
 
 def _without_references(
-    families: MetricFamilies, source: str, rubric: Path | None, working_directory: Path
-) -> tuple[MetricFamilies, list[JudgedFamily[Any]]]:
+    families: MetricFamilies, setup: LlmFamilySetup, source: str
+) -> tuple[MetricFamilies, LlmFamilySetup]:
     """Cases without any reference answer: the families and metrics that need none, as
     ``evaluate`` runs them (what is left out is logged as a warning); a usage error when
     nothing asked for can run."""
-    setup = prepare_llm_families(
-        families.llm, LlmFamilyOptions(rubric_path=rubric), working_directory
-    )
     choice = without_references(
         families.judge,
         setup.names,
@@ -148,9 +138,10 @@ def _without_references(
             "ground_truth, or check families that need none, such as quality or ragas"
         )
     logger.warning("%s", left_out_line(f"in {source}", choice))
-    kept = replace(families, judge=False, llm=choice.llm, offline=choice.offline)
-    setup = replace(setup, names=choice.llm, references=False)
-    return kept, _built_families(setup, False, working_directory)
+    return (
+        replace(families, judge=False, llm=choice.llm, offline=choice.offline),
+        replace(setup, names=choice.llm, references=False),
+    )
 
 
 def _resolved(
@@ -179,12 +170,11 @@ def score_check(
     raw = metrics if isinstance(metrics, str) else ",".join(metrics)
     families = resolve_all(parse_metric_families(raw), inputs.items)
     references = not inputs.reference_free
-    if references:
-        judged = _judged_families(families.llm, families.judge, rubric, options.working_directory)
-    else:
-        families, judged = _without_references(
-            families, inputs.source, rubric, options.working_directory
-        )
+    root = options.working_directory
+    setup = prepare_llm_families(families.llm, LlmFamilyOptions(rubric_path=rubric), root)
+    if not references:
+        families, setup = _without_references(families, setup, inputs.source)
+    judged = _judged_families(setup, families.judge, root)
     offline_columns = metric_columns(families.offline, references=references)
     resolved = _resolved(thresholds, judged, offline_columns)
     offline_scores: Mapping[int, Mapping[str, float | str | None]] = {}
