@@ -116,6 +116,11 @@ def format_fraction(count: int, total: int) -> str:
     return fraction_line("", count, total).value
 
 
+def whole_percent(count: int, total: int) -> int:
+    """``count`` of ``total`` as a whole percentage, halves rounded up (``total`` > 0)."""
+    return (200 * count + total) // (2 * total)
+
+
 def fraction_line(label: str, count: int, total: int) -> SummaryLine:
     """A rate's summary line (``format_fraction``'s text) with the unrounded numbers behind
     it: ``count``, ``total``, ``rate`` and the interval's ``ci_low``, ``ci_high``."""
@@ -124,8 +129,7 @@ def fraction_line(label: str, count: int, total: int) -> SummaryLine:
             label, f"{count}/{total} (n/a)", {"count": count, "total": 0, "rate": None}
         )
     interval = wilson_interval(count, total)
-    percent = (200 * count + total) // (2 * total)
-    text = f"{count}/{total} ({percent}%)" + _interval_text(interval, "%")
+    text = f"{count}/{total} ({whole_percent(count, total)}%)" + _interval_text(interval, "%")
     return SummaryLine(
         label,
         text,

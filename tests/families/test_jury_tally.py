@@ -26,11 +26,17 @@ from rag_evaluator.families.grading.match import MatchFamily, MatchResult
 from rag_evaluator.families.judge.family import JudgeFamily
 from rag_evaluator.families.judge.results import JudgeResult, Scores
 from rag_evaluator.families.jury.results import JuryResult
-from rag_evaluator.families.jury.tally import JuryTally
+from rag_evaluator.families.jury.tally import (
+    JuryAgreement,
+    JuryTally,
+    MetricAgreement,
+    PairAgreement,
+    jury_table,
+)
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.results.reader import read_run_scores
 from rag_evaluator.results.rows import ResultRow
-from rag_evaluator.results.summary import mean_line
+from rag_evaluator.results.summary import fraction_line, mean_line
 from rag_evaluator.results.writer import results_json, write_results
 
 JUDGE = JudgeFamily("prompt", ())
@@ -241,3 +247,22 @@ def test_the_figures_follow_the_questions_added_after_they_were_asked_for() -> N
     tally.add(jury_result(MATCH, [match(True), match(False), match(True)]))
     assert tally.agreement().metrics[0].split_count == 1
     assert lines_of(tally)["Jury Split is_matching"] == "1 of 2 questions: 2"
+
+
+def test_the_terminal_table_shows_each_jurors_figure_from_its_numbers() -> None:
+    pairs = (PairAgreement("a", "b", 3, 5, 0.2), *(PairAgreement("a", "c", 0, 0, None),) * 2)
+    rates = (fraction_line("a", 4, 5), fraction_line("b", 1, 8), fraction_line("c", 0, 0))
+    means = (mean_line("a", [0.81234, 0.5]), mean_line("b", []), mean_line("c", [1.0]))
+    agreement = JuryAgreement(
+        ("a", "b", "c"),
+        (
+            MetricAgreement("Precision", True, rates, pairs, None, 0, 5, 1, ()),
+            MetricAgreement("score", False, means, pairs, 0.5, 5, 5, 0, ()),
+        ),
+    )
+    header, rows = jury_table(agreement)
+    assert header == ["", "Precision", "score"]
+    # 1/8 is 12.5%: a half rounds up, as in the summary's own text.
+    assert rows[:3] == [["1 a", "80%", "0.6562"], ["2 b", "13%", "n/a"], ["3 c", "n/a", "1.0000"]]
+    assert rows[3] == ["Agreement 1–2", "60% κ 0.20", "60% κ 0.20"]
+    assert rows[-2:] == [["Fleiss κ", "n/a", "0.50"], ["Split", "1 of 5", "0 of 5"]]

@@ -22,7 +22,7 @@ import numpy as np
 from rag_evaluator.families.base import JudgedFamily, SummaryTally
 from rag_evaluator.families.jury.agreement import cohen_kappa, fleiss_kappa, passes
 from rag_evaluator.families.jury.results import JuryResult
-from rag_evaluator.results.summary import SummaryLine, fraction_line, mean_line
+from rag_evaluator.results.summary import SummaryLine, fraction_line, mean_line, whole_percent
 
 NO_VALUE = -1
 # How many split questions the summary line names.
@@ -251,15 +251,16 @@ def is_jury_line(label: str) -> bool:
     return label.startswith(JURY_LINE_PREFIXES)
 
 
-def _short(value: str) -> str:
-    """A rate or mean as a table cell: ``80%`` from ``4/5 (80%) [95% CI …]``, ``0.8123`` from
-    ``mean 0.8123 (n=5) …``."""
-    head = value.split(" [", 1)[0]
-    if head.startswith("mean "):
-        return head.removeprefix("mean ").split(" (", 1)[0]
-    if "(" in head and head.endswith(")"):
-        return head[head.index("(") + 1 : -1]
-    return head
+def _juror_cell(line: SummaryLine) -> str:
+    """A juror's rate or mean as a table cell (``80%``, ``0.8123``), from its numbers."""
+    numbers = line.numbers or {}
+    if "mean" in numbers:
+        mean = numbers["mean"]
+        return "n/a" if mean is None else f"{mean:.4f}"
+    count, total = numbers.get("count"), numbers.get("total")
+    if not isinstance(count, int) or not isinstance(total, int) or total == 0:
+        return "n/a"
+    return f"{whole_percent(count, total)}%"
 
 
 def _pair_cell(pair: PairAgreement) -> str:
@@ -274,7 +275,7 @@ def jury_table(agreement: JuryAgreement) -> tuple[list[str], list[list[str]]]:
     metrics = agreement.metrics
     header = ["", *(metric.metric for metric in metrics)]
     rows = [
-        [f"{number} {label}", *(_short(metric.jurors[number - 1].value) for metric in metrics)]
+        [f"{number} {label}", *(_juror_cell(metric.jurors[number - 1]) for metric in metrics)]
         for number, label in enumerate(agreement.jurors, start=1)
     ]
     numbers = list(combinations(range(1, len(agreement.jurors) + 1), 2))
