@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rag_evaluator.families.base import CallEstimate
+from rag_evaluator.families.defaults import JUDGE_FAMILY
 from rag_evaluator.inputs.records import TokenUsage
 from rag_evaluator.llm.models import (
     BATCH_DISCOUNT,
@@ -298,7 +299,7 @@ def estimate_assumes(estimate: CostEstimate) -> str:
     """What the estimate's high end assumes (the judge's consensus votes only when the run
     may ask them: a jury asks none)."""
     votes = any(
-        share.family == "judge" and share.calls_high > share.calls_low
+        share.family == JUDGE_FAMILY and share.calls_high > share.calls_low
         for share in estimate.families
     )
     extra = " (the judge's 3 consensus votes for every question)" if votes else ""
