@@ -21,6 +21,7 @@ Prints, with the machine first:
 3. the checkpoint's cost per question (append + fsync);
 4. resume start-up for a 100,000-question checkpoint (target: under 2 s);
 5. peak memory per question of a large run (target: a 1,000,000-question run under 1 GB);
+5b. the same with realistic texts, the inputs held against streamed into the on-disk spool;
 6. the estimate against the actual cost on the repository's sample data.
 
 The fake server runs in a process of its own so that it does not share the run's GIL. Run:
@@ -195,14 +196,21 @@ def write_realistic_inputs(directory: Path, count: int) -> int:
 
 
 def run_evaluate(
-    api: FakeApi, directory: Path, *arguments: str, default_delay: bool = False
+    api: FakeApi,
+    directory: Path,
+    *arguments: str,
+    default_delay: bool = False,
+    variables: dict[str, str] | None = None,
 ) -> tuple[float, int]:
     """One ``rag-eval evaluate`` process: wall seconds and peak RSS in KB. ``--delay 0``
-    unless ``default_delay`` (then no ``--delay``: the tool's default spacing)."""
+    unless ``default_delay`` (then no ``--delay``: the tool's default spacing); ``variables``
+    are added to its environment."""
     for leftover in directory.glob("Evaluation_Runs"):
         shutil.rmtree(leftover)
+    shutil.rmtree(directory / "checkpoints", ignore_errors=True)
     environment = {
         **os.environ,
+        **(variables or {}),
         "ANTHROPIC_BASE_URL": api.base_url,
         "ANTHROPIC_API_KEY": api.api_key,
         "RAG_EVAL_CHECKPOINT_DIR": str(directory / "checkpoints"),
@@ -479,7 +487,12 @@ def _print_per_question(
 
 
 def seconds_to_first_call(
-    api: FakeApi, directory: Path, *, fresh: bool, older: Path | None = None
+    api: FakeApi,
+    directory: Path,
+    *,
+    fresh: bool,
+    older: Path | None = None,
+    variables: dict[str, str] | None = None,
 ) -> float:
     """Start ``rag-eval evaluate`` in ``directory``, stop it (Ctrl-C, a clean stop that keeps
     the checkpoint) once its first judge call arrives: the seconds from start to that call.
@@ -495,6 +508,7 @@ def seconds_to_first_call(
         "RAG_EVAL_CHECKPOINT_DIR": str(directory / "checkpoints"),
         "RAG_EVAL_CACHE_DIR": str(directory / "cache"),
         **({"PYTHONPATH": str(older)} if older is not None else {}),
+        **(variables or {}),
     }
     command = [*MEASURED_CLI, "evaluate", "--model", "haiku", "--yes", "--seed", "1"]
     api.arm_first_call()
@@ -673,6 +687,42 @@ def memory(api: FakeApi, base: Path, quick: bool) -> None:
     )
 
 
+def memory_realistic(api: FakeApi, base: Path, quick: bool) -> None:
+    sizes = (2_000, 8_000) if quick else (10_000, 40_000)
+    print(
+        "\n5b. Peak memory of whole runs with realistic texts (8.5 KB per question; zero "
+        "latency, --concurrency 8): the inputs held against streamed into the spool"
+    )
+    api.set_latency(0.0)
+    modes = {"held": "1000000", "streamed": "0"}  # RAG_EVAL_SPOOL_MB
+    peaks: dict[str, list[int]] = {mode: [] for mode in modes}
+    for count in sizes:
+        directory = base / f"memory-realistic-{count}"
+        text_bytes = write_realistic_inputs(directory, count)
+        for mode, megabytes in modes.items():
+            seconds, peak = run_evaluate(
+                api, directory, "--concurrency", "8", variables={"RAG_EVAL_SPOOL_MB": megabytes}
+            )
+            peaks[mode].append(peak)
+            print(
+                f"  {count:>6} questions ({text_bytes / 1024**2:.0f} MB of text), {mode:<8}: "
+                f"peak RSS {peak / 1024:.0f} MB ({seconds:.0f} s)"
+            )
+        if count == sizes[-1]:
+            for mode, megabytes in modes.items():
+                seconds = seconds_to_first_call(
+                    api, directory, fresh=True, variables={"RAG_EVAL_SPOOL_MB": megabytes}
+                )
+                print(f"  {count:>6} questions, {mode:<8}: start to first call {seconds:.1f} s")
+    for mode, (small, large) in peaks.items():
+        per_question = (large - small) * 1024 / (sizes[1] - sizes[0])
+        million = (small * 1024 + per_question * (1_000_000 - sizes[0])) / 1024**3
+        print(
+            f"  {mode:<8} growth {per_question / 1024:.2f} KB per question; 1,000,000 questions "
+            f"would peak at about {million:.2f} GB (target: under 1 GB)"
+        )
+
+
 def estimate_against_actual(api: FakeApi, base: Path) -> None:
     print("\n6. Estimate against actual cost on the sample data (the fake's token counts)")
     api.set_latency(0.0)
@@ -712,6 +762,7 @@ def main() -> None:
             "checkpoint",
             "resume",
             "memory",
+            "memory-realistic",
             "estimate",
         ],
     )
@@ -735,6 +786,7 @@ def main() -> None:
             "checkpoint": lambda: checkpoint_cost(base),
             "resume": lambda: resume_start_up(base),
             "memory": lambda: memory(api, base, arguments.quick),
+            "memory-realistic": lambda: memory_realistic(api, base, arguments.quick),
             "estimate": lambda: estimate_against_actual(api, base),
         }
         for name, step in steps.items():

@@ -14,6 +14,9 @@ from rag_evaluator.errors import ConfigError
 API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 CHECKPOINT_DIR_VARIABLE = "RAG_EVAL_CHECKPOINT_DIR"
 CACHE_DIR_VARIABLE = "RAG_EVAL_CACHE_DIR"
+# Input files larger than this in all (megabytes) are read into an on-disk spool, not held.
+SPOOL_VARIABLE = "RAG_EVAL_SPOOL_MB"
+DEFAULT_SPOOL_MEGABYTES = 64.0
 
 
 # What each provider of ``--model PROVIDER/MODEL`` needs from the environment (one of each
@@ -40,6 +43,8 @@ class Settings:
     api_key: str | None
     checkpoint_dir: Path | None
     cache_dir: Path | None = None
+    # Three input CSVs larger than this together are spooled to disk as they are read.
+    spool_above_bytes: int = int(DEFAULT_SPOOL_MEGABYTES * 1024 * 1024)
     # The variables of PROVIDER_VARIABLES and OPTIONAL_PROVIDER_VARIABLES that are set (not
     # empty), by name.
     provider_values: Mapping[str, str] = field(default_factory=dict)
@@ -82,8 +87,26 @@ def load_settings(working_directory: Path | None = None) -> Settings:
         api_key=api_key,
         checkpoint_dir=Path(checkpoint_dir).expanduser() if checkpoint_dir else None,
         cache_dir=Path(cache_dir).expanduser() if cache_dir else None,
+        spool_above_bytes=_spool_above_bytes(os.environ.get(SPOOL_VARIABLE, "").strip()),
         provider_values=provider_values,
     )
+
+
+def _spool_above_bytes(value: str) -> int:
+    """``RAG_EVAL_SPOOL_MB`` in bytes: a number of megabytes, 0 to spool every run."""
+    if not value:
+        return int(DEFAULT_SPOOL_MEGABYTES * 1024 * 1024)
+    try:
+        megabytes = float(value)
+    except ValueError:
+        megabytes = -1.0
+    if not megabytes >= 0 or megabytes == float("inf"):
+        raise ConfigError(
+            f"{SPOOL_VARIABLE} is {value!r}, not a size in megabytes. Set it to a number such "
+            f"as {DEFAULT_SPOOL_MEGABYTES:g} (0 reads every run's inputs through the spool), "
+            "or unset it"
+        )
+    return int(megabytes * 1024 * 1024)
 
 
 def _read_env_file(env_file: Path) -> dict[str, str | None]:

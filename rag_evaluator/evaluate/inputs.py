@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import replace
 from typing import Any
 
@@ -13,25 +14,31 @@ from rag_evaluator.evaluate.request import EvaluateRequest, InputFileInfo, RunPl
 from rag_evaluator.families.base import JudgedFamily
 from rag_evaluator.families.setup import LlmFamilySetup
 from rag_evaluator.inputs.fields import GROUND_TRUTH, QUESTION_NUMBER
-from rag_evaluator.inputs.load import load_dataset, load_input_files
+from rag_evaluator.inputs.load import load_dataset, load_input_files, spool_input_files
 from rag_evaluator.inputs.references import ReferenceFreeFamilies, left_out_line, without_references
 from rag_evaluator.inputs.selection import Selection, select_items
+from rag_evaluator.inputs.spool import InputSpool
 from rag_evaluator.offline.families import MetricFamilies, runnable_offline_families
 from rag_evaluator.offline.registry import QUALITY, SEMANTIC
 from rag_evaluator.results.groups import resolve_group_column
 from rag_evaluator.results.writer import results_columns
+from rag_evaluator.settings import SPOOL_VARIABLE
 
 logger = logging.getLogger(__name__)
 
 
 def load_inputs(
-    request: EvaluateRequest,
+    request: EvaluateRequest, resources: ExitStack, spool_above_bytes: int
 ) -> tuple[list[InputFileInfo], Selection, list[str], bool]:
     """The input files' sizes, the questions to score, the metadata columns and whether the
     inputs hold no reference answer.
 
-    The loaded rows are dropped on return: only the selected items live on through the run.
+    Three CSVs larger than ``spool_above_bytes`` together are read into an on-disk spool
+    (closed with ``resources``): the selection's items are then read back from it one at a
+    time. Otherwise the loaded rows are dropped on return: only the selected items live on.
     """
+    if request.dataset_path is None and _input_bytes(request) > spool_above_bytes:
+        return _spooled_inputs(request, resources)
     if request.dataset_path is not None:
         inputs = load_dataset(request.dataset_path)
     else:
@@ -43,19 +50,10 @@ def load_inputs(
     files = (
         [InputFileInfo("Dataset", request.dataset_path, len(inputs.dataset.rows))]
         if request.dataset_path is not None and inputs.dataset is not None
-        else [
-            InputFileInfo("Questions", request.questions_path, len(inputs.questions.rows)),
-            *(
-                []
-                if inputs.reference_free
-                else [
-                    InputFileInfo(
-                        "Ground truth", request.ground_truth_path, len(inputs.ground_truth.rows)
-                    )
-                ]
-            ),
-            InputFileInfo("Answers", request.answers_path, len(inputs.answers.rows)),
-        ]
+        else _file_infos(
+            request,
+            (len(inputs.questions.rows), len(inputs.ground_truth.rows), len(inputs.answers.rows)),
+        )
     )
     selection = select_items(
         inputs.questions,
@@ -65,6 +63,51 @@ def load_inputs(
         reference_free=inputs.reference_free,
     )
     return files, selection, inputs.metadata_columns, inputs.reference_free
+
+
+def _input_bytes(request: EvaluateRequest) -> int:
+    """The three CSVs' size together (a file that cannot be read counts nothing: reading it
+    says why)."""
+    paths = [request.questions_path, request.answers_path]
+    if not request.reference_free:
+        paths.append(request.ground_truth_path)
+    total = 0
+    for path in paths:
+        try:
+            total += path.stat().st_size
+        except OSError:
+            continue
+    return total
+
+
+def _file_infos(request: EvaluateRequest, counts: tuple[int, int, int]) -> list[InputFileInfo]:
+    questions, truths, answers = counts
+    return [
+        InputFileInfo("Questions", request.questions_path, questions),
+        *(
+            []
+            if request.reference_free
+            else [InputFileInfo("Ground truth", request.ground_truth_path, truths)]
+        ),
+        InputFileInfo("Answers", request.answers_path, answers),
+    ]
+
+
+def _spooled_inputs(
+    request: EvaluateRequest, resources: ExitStack
+) -> tuple[list[InputFileInfo], Selection, list[str], bool]:
+    spool = InputSpool()
+    resources.callback(spool.close)
+    logger.info("Inputs read into an on-disk spool (they exceed %s)", SPOOL_VARIABLE)
+    spooled = spool_input_files(
+        spool,
+        request.questions_path,
+        None if request.reference_free else request.ground_truth_path,
+        request.answers_path,
+        score_missing=request.score_missing,
+    )
+    files = _file_infos(request, spooled.counts)
+    return files, spooled.selection, spooled.metadata_columns, request.reference_free
 
 
 def _reference_free_choice(families: MetricFamilies, llm: LlmFamilySetup) -> ReferenceFreeFamilies:

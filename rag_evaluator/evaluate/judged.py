@@ -33,9 +33,10 @@ from rag_evaluator.families.jury.panel import parse_jury
 from rag_evaluator.families.jury.results import Juror
 from rag_evaluator.families.jury.tally import JuryTally
 from rag_evaluator.families.setup import LlmFamilySetup, build_llm_families, ragas_input_warnings
-from rag_evaluator.inputs.files import read_input_bytes
+from rag_evaluator.inputs.files import file_sha256
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.inputs.selection import shuffled_order
+from rag_evaluator.inputs.spool import items_among, question_numbers
 from rag_evaluator.llm.checkpoint.store import (
     CheckpointHeader,
     checkpoint_path,
@@ -47,7 +48,7 @@ from rag_evaluator.llm.fingerprint import (
     RunFingerprint,
     checkpoint_key,
     fingerprint_differences,
-    fingerprint_run,
+    fingerprint_digests,
 )
 from rag_evaluator.llm.judging import JudgedRecords
 from rag_evaluator.llm.models import ModelInfo, parse_price
@@ -185,12 +186,12 @@ def _session_config(
 def _fingerprint(
     request: EvaluateRequest, setup: JudgeSetup, families: Sequence[JudgedFamily[Any]]
 ) -> RunFingerprint:
-    questions, ground_truth, answers = request.input_paths
+    # Hashed a chunk at a time (input files of gigabytes are never held), each file once.
+    digests = {path: file_sha256(path) for path in dict.fromkeys(request.input_paths)}
+    questions, ground_truth, answers = (digests[path] for path in request.input_paths)
     judge_prompt = next((getattr(family, "system_prompt", "") for family in families), "")
-    return fingerprint_run(
-        read_input_bytes(questions),
-        read_input_bytes(ground_truth),
-        read_input_bytes(answers),
+    return fingerprint_digests(
+        (questions, ground_truth, answers),
         setup.judged_by,
         judge_prompt,
         families=[family.name for family in families],
@@ -261,7 +262,7 @@ def judged_run(
         use_cache=request.calls.use_cache,
     )
     with RunSession(_session_config(request, settings, setup), interaction) as session:
-        numbers = {item.question_number for item in items}
+        numbers = set(question_numbers(items))
         checkpoint = _checkpoint(session, request, setup, families, numbers, started_at)
         resumed = checkpoint.resume_from
         # The SDK's modules (imported on connecting), a job per question, the selected items.
@@ -278,8 +279,7 @@ def judged_run(
                     count_tokens=count,
                 )
             )
-            chosen = set(plan.selected)  # one set for every item: a lookup each, at any size
-            selected = [item for item in items if item.question_number in chosen]
+            selected = items_among(items, plan.selected)
         for warning in ragas_input_warnings(
             setup.llm.names, selected, references=setup.llm.references
         ):
@@ -368,7 +368,7 @@ def _write_outcome(
         partial = (
             f"stopped at the --max-cost budget after {len(records)} of {len(selected)} questions"
         )
-        selected = [item for item in selected if item.question_number in records]
+        selected = items_among(selected, records)
     # Read back from the checkpoint twice, to summarise and to write: never held whole.
     families = options.families
     rows = ResultRows(selected, records, offline.scores)

@@ -67,7 +67,7 @@ def offline_run(
     started_at: datetime,
 ) -> RunOutcome:
     """A run of offline metric families only: no key, no call, no prompt, no checkpoint."""
-    selected = list(items) if request.limit is None else list(items)[: request.limit]
+    selected = items if request.limit is None else items[: request.limit]
     interaction.show_plan(plan)
     prepare_output_directory(request.output_dir)
     offline = offline_scores(request, plan, selected, interaction)

@@ -7,6 +7,7 @@ Prints nothing: everything the user sees or answers goes through ``RunInteractio
 from __future__ import annotations
 
 import logging
+from contextlib import ExitStack
 from dataclasses import replace
 from datetime import datetime
 
@@ -25,15 +26,21 @@ from rag_evaluator.evaluate.request import (
     EXIT_ALL_SCORED,
     EXIT_SOME_UNSCORED,
     EvaluateRequest,
+    InputFileInfo,
     RunInteraction,
     RunOutcome,
     RunPlan,
 )
-from rag_evaluator.families.setup import prepare_llm_families
-from rag_evaluator.inputs.selection import exclusion_warnings
+from rag_evaluator.families.setup import LlmFamilySetup, prepare_llm_families
+from rag_evaluator.inputs.selection import Selection, exclusion_warnings
 from rag_evaluator.llm.judging import ProgressUpdate
 from rag_evaluator.llm.session import call_models, check_call_options
-from rag_evaluator.offline.families import check_offline_ready, parse_metric_families, resolve_all
+from rag_evaluator.offline.families import (
+    MetricFamilies,
+    check_offline_ready,
+    parse_metric_families,
+    resolve_all,
+)
 from rag_evaluator.offline.runner import metric_columns as offline_metric_columns
 from rag_evaluator.results.gates import (
     computed_metrics,
@@ -109,8 +116,24 @@ def run_evaluation(
     if families.model_judged:
         call_models(request.calls)  # an unknown model is reported before any file is read
     request = settle_ground_truth(request, families, llm)
-    with building_long_lived():
-        files, selection, metadata_columns, reference_free = load_inputs(request)
+    # The inputs' spool, when they are read into one, lasts until the results are written.
+    with ExitStack() as resources:
+        with building_long_lived():
+            loaded = load_inputs(request, resources, settings.spool_above_bytes)
+        return _run_inputs(request, settings, interaction, families, llm, loaded, started_at)
+
+
+def _run_inputs(
+    request: EvaluateRequest,
+    settings: Settings,
+    interaction: RunInteraction,
+    families: MetricFamilies,
+    llm: LlmFamilySetup,
+    loaded: tuple[list[InputFileInfo], Selection, list[str], bool],
+    started_at: datetime,
+) -> RunOutcome:
+    """The run of the loaded inputs: the families settled, then offline or judged."""
+    files, selection, metadata_columns, reference_free = loaded
     group_by = group_column(request, metadata_columns)
     exclusion_messages = exclusion_warnings(selection.exclusions)
     for message in exclusion_messages:

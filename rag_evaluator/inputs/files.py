@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import codecs
+import hashlib
 import os
 import stat
 from pathlib import Path
 
 from rag_evaluator.errors import InputError
+
+_HASH_CHUNK_BYTES = 1024 * 1024
 
 
 def not_a_file(path: Path) -> str | None:
@@ -52,6 +55,25 @@ def read_input_bytes(path: Path) -> bytes:
         raise InputError(
             f"Cannot read {path}: {reason}. Check that it exists and that you may read it", path
         ) from exc
+
+
+def file_sha256(path: Path) -> str:
+    """The hex SHA-256 of the bytes of ``path``, read a chunk at a time (never held whole),
+    or an ``InputError`` saying why they cannot be read."""
+    kind = not_a_file(path)
+    if kind is not None:
+        raise InputError(f"{path} is {kind}, not a file. Pass a regular file", path)
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as stream:
+            while chunk := stream.read(_HASH_CHUNK_BYTES):
+                digest.update(chunk)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise InputError(
+            f"Cannot read {path}: {reason}. Check that it exists and that you may read it", path
+        ) from exc
+    return digest.hexdigest()
 
 
 def decode_text(data: bytes, path: Path) -> tuple[str, str, list[str]]:

@@ -9,7 +9,7 @@ both.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic
@@ -42,7 +42,15 @@ from rag_evaluator.inputs.records import (
     QuestionRow,
     RowT,
 )
-from rag_evaluator.inputs.selection import format_numbers
+from rag_evaluator.inputs.selection import Selection, format_numbers, select_numbers
+from rag_evaluator.inputs.spool import (
+    ANSWERS_TABLE,
+    GROUND_TRUTH_TABLE,
+    QUESTIONS_TABLE,
+    InputSpool,
+    SpooledItems,
+)
+from rag_evaluator.inputs.streamed_csv import stream_csv
 from rag_evaluator.inputs.tables import CsvRecord, CsvTable, read_csv
 
 logger = logging.getLogger(__name__)
@@ -82,59 +90,115 @@ def _keyed(
     source_name: str,
     path: Path,
     column_names: dict[str, str],
-    records: Sequence[CsvRecord],
+    records: Iterable[CsvRecord],
     build: Callable[[int, CsvRecord], RowT],
     where: Callable[[CsvRecord], str] = lambda record: f"line {record.line_number}",
 ) -> KeyedRows[RowT]:
-    rows: dict[int, RowT] = {}
-    duplicates: list[int] = []
-    for record in records:
-        raw_number = record.values[QUESTION_NUMBER]
+    keyed = FirstRows(source_name, path, column_names, build, where)
+    rows = dict(keyed.rows(records))
+    keyed.warn_duplicates()
+    return KeyedRows(source_name, rows, keyed.duplicates)
+
+
+class FirstRows(Generic[RowT]):
+    """A file's rows by question number as they are read, the first of each number kept;
+    the numbers seen and those repeated are remembered (the rows themselves are not)."""
+
+    def __init__(
+        self,
+        source_name: str,
+        path: Path,
+        column_names: dict[str, str],
+        build: Callable[[int, CsvRecord], RowT],
+        where: Callable[[CsvRecord], str] = lambda record: f"line {record.line_number}",
+    ) -> None:
+        self.source_name = source_name
+        self.path = path
+        self.column_names = column_names
+        self.build = build
+        self.where = where
+        self.numbers: set[int] = set()
+        self._repeated: list[int] = []
+
+    @property
+    def duplicates(self) -> list[int]:
+        return sorted(set(self._repeated))
+
+    def rows(self, records: Iterable[CsvRecord]) -> Iterator[tuple[int, RowT]]:
+        """Each first row of a question number, built, in the order read."""
+        for record in records:
+            number = self._number(record)
+            if number in self.numbers:
+                self._repeated.append(number)
+                continue
+            self.numbers.add(number)
+            yield number, self._built(number, record)
+
+    def _number(self, record: CsvRecord) -> int:
         try:
-            number = parse_question_number(raw_number)
+            return parse_question_number(record.values[QUESTION_NUMBER])
         except QuestionNumberError as exc:
             raise InputError(
-                f"{source_name} {where(record)}: "
-                f"'{column_names.get(QUESTION_NUMBER, QUESTION_NUMBER)}' {exc}. "
+                f"{self.source_name} {self.where(record)}: "
+                f"'{self.column_names.get(QUESTION_NUMBER, QUESTION_NUMBER)}' {exc}. "
                 "Give every row a whole question number such as 1, 2, 3",
-                path,
+                self.path,
             ) from exc
-        if number in rows:
-            duplicates.append(number)
-            continue
+
+    def _built(self, number: int, record: CsvRecord) -> RowT:
         try:
-            rows[number] = build(number, record)
+            return self.build(number, record)
         except _CellError as exc:
             raise InputError(
-                f"{source_name} {where(record)}: "
-                f"'{column_names.get(exc.column, exc.column)}' {exc.message}",
-                path,
+                f"{self.source_name} {self.where(record)}: "
+                f"'{self.column_names.get(exc.column, exc.column)}' {exc.message}",
+                self.path,
             ) from exc
-    if duplicates:
-        repeated = sorted(set(duplicates))
-        logger.warning(
-            "%s repeats question %s %s; the first row of each was kept. "
-            "Give every row its own number",
-            source_name,
-            "number" if len(repeated) == 1 else "numbers",
-            format_numbers(repeated),
-        )
-    return KeyedRows(source_name, rows, sorted(set(duplicates)))
+
+    def warn_duplicates(self) -> None:
+        repeated = self.duplicates
+        if repeated:
+            logger.warning(
+                "%s repeats question %s %s; the first row of each was kept. "
+                "Give every row its own number",
+                self.source_name,
+                "number" if len(repeated) == 1 else "numbers",
+                format_numbers(repeated),
+            )
 
 
 # The columns holding a list of texts, whose cells may come joined by "|" from deepeval.
 _LIST_COLUMNS = (CONTEXTS, RELEVANT_CONTEXTS)
 
 
+class _BarJoinedCells:
+    """Counts, per list column, the cells that look ``|``-joined as the records pass: they
+    are read as one context each, which is right for a text holding a bar and wrong for a
+    joined list, so each such column gets one warning."""
+
+    def __init__(self, columns: dict[str, str]) -> None:
+        self.headers = columns
+        self.counts = {column: 0 for column in _LIST_COLUMNS if column in columns}
+
+    def passing(self, records: Iterable[CsvRecord]) -> Iterator[CsvRecord]:
+        columns = list(self.counts)
+        for record in records:
+            for column in columns:
+                if looks_bar_joined(record.values[column]):
+                    self.counts[column] += 1
+            yield record
+
+    def warn(self, file_name: str) -> None:
+        for column, rows in self.counts.items():
+            if rows:
+                logger.warning(bar_joined_warning(file_name, self.headers[column], rows))
+
+
 def _warn_bar_joined(table: CsvTable) -> None:
-    """One warning per list column whose cells look ``|``-joined: they are read as one
-    context each, which is right for a text holding a bar and wrong for a joined list."""
-    for column in _LIST_COLUMNS:
-        if column not in table.columns:
-            continue
-        rows = sum(1 for record in table.records if looks_bar_joined(record.values[column]))
-        if rows:
-            logger.warning(bar_joined_warning(table.path.name, table.columns[column], rows))
+    cells = _BarJoinedCells(table.columns)
+    for _ in cells.passing(table.records):
+        pass
+    cells.warn(table.path.name)
 
 
 def _load_csv(path: Path, spec: InputSpec[RowT]) -> KeyedRows[RowT]:
@@ -296,3 +360,78 @@ def load_input_files(questions: Path, ground_truth: Path | None, answers: Path) 
     return InputSet(
         question_rows, truth, load_answers(answers), columns, reference_free=ground_truth is None
     )
+
+
+@dataclass(frozen=True)
+class SpooledFile:
+    """What reading one file into the spool leaves in memory: its question numbers, those
+    with a non-blank answer (the answers file), and its metadata columns."""
+
+    numbers: set[int]
+    answered: set[int]
+    metadata_columns: list[str]
+
+
+def _spool_file(spool: InputSpool, table: str, path: Path, spec: InputSpec[RowT]) -> SpooledFile:
+    """Read ``path`` row by row into ``table`` of the spool, as ``_load_csv`` reads it."""
+    streamed = stream_csv(
+        path,
+        required=list(spec.required),
+        optional=list(spec.optional),
+        json_fix=spec.json_fix,
+        extra_columns=spec.metadata,
+    )
+    cells = _BarJoinedCells(streamed.columns)
+    keyed = FirstRows(path.name, path, streamed.columns, spec.build)
+    answered: set[int] = set()
+
+    def noting_answers(rows: Iterable[tuple[int, RowT]]) -> Iterator[tuple[int, RowT]]:
+        for number, row in rows:
+            if isinstance(row, AnswerRow) and row.rag_answer.strip():
+                answered.add(number)
+            yield number, row
+
+    spool.add_rows(table, noting_answers(keyed.rows(cells.passing(streamed.records()))))
+    cells.warn(path.name)
+    keyed.warn_duplicates()
+    return SpooledFile(keyed.numbers, answered, streamed.extra_columns)
+
+
+@dataclass(frozen=True)
+class SpooledInputs:
+    """The three CSVs read into a spool: each file's count of questions, the selection (its
+    items read from the spool) and the metadata columns."""
+
+    counts: tuple[int, int, int]
+    selection: Selection
+    metadata_columns: list[str]
+
+
+def spool_input_files(
+    spool: InputSpool,
+    questions: Path,
+    ground_truth: Path | None,
+    answers: Path,
+    *,
+    score_missing: bool = False,
+) -> SpooledInputs:
+    """Read the three CSVs into ``spool`` and select the questions to evaluate, as
+    ``load_input_files`` and ``select_items`` do, holding only question numbers."""
+    asked = _spool_file(spool, QUESTIONS_TABLE, questions, QUESTIONS_SPEC)
+    truth = (
+        _spool_file(spool, GROUND_TRUTH_TABLE, ground_truth, GROUND_TRUTH_SPEC)
+        if ground_truth is not None
+        else None
+    )
+    answered = _spool_file(spool, ANSWERS_TABLE, answers, ANSWERS_SPEC)
+    sources = [
+        (questions.name, asked.numbers),
+        *([] if truth is None or ground_truth is None else [(ground_truth.name, truth.numbers)]),
+        (answers.name, answered.numbers),
+    ]
+    chosen = select_numbers(sources, answered.answered, score_missing=score_missing)
+    every = len(chosen.numbers) == len(asked.numbers)
+    items = SpooledItems(spool, chosen.numbers, every=every)
+    selection = Selection(items, chosen.exclusions, chosen.answerable, chosen.answered)
+    counts = (len(asked.numbers), len(truth.numbers) if truth else 0, len(answered.numbers))
+    return SpooledInputs(counts, selection, asked.metadata_columns)

@@ -32,7 +32,7 @@ class Selection:
     denominator of coverage), ``answered`` those of them with a non-blank answer.
     """
 
-    items: list[EvaluationItem]
+    items: Sequence[EvaluationItem]
     exclusions: list[Exclusion]
     answerable: int = 0
     answered: int = 0
@@ -65,6 +65,59 @@ def format_numbers(numbers: Iterable[int], limit: int | None = None) -> str:
     return f"{shown} and {hidden} more" if hidden else shown
 
 
+@dataclass(frozen=True)
+class NumberSelection:
+    """Which question numbers a run evaluates (sorted), which of them have no answer row
+    (``--score-missing``), those left out, and the coverage counts."""
+
+    numbers: list[int]
+    without_answer: set[int]
+    exclusions: list[Exclusion]
+    answerable: int
+    answered: int
+
+
+def select_numbers(
+    sources: Sequence[tuple[str, set[int]]],
+    answered_numbers: set[int],
+    *,
+    score_missing: bool = False,
+) -> NumberSelection:
+    """Join the files' question numbers: ``sources`` are (file name, numbers) of the
+    questions, the ground truth (absent without references) and the answers, in that order;
+    ``answered_numbers`` the answers' numbers whose answer is not blank."""
+    question_numbers, answer_numbers = sources[0][1], sources[-1][1]
+    every_number = set().union(*(numbers for _, numbers in sources))
+    answerable = set(question_numbers)
+    for _, numbers in sources[1:-1]:
+        answerable &= numbers
+    common = set.intersection(*(numbers for _, numbers in sources))
+    missing = answerable - answer_numbers if score_missing else set()
+    if not common and not missing:
+        found = "; ".join(
+            f"{name}: {format_numbers(numbers) or 'none'}" for name, numbers in sources
+        )
+        files = "three files" if len(sources) == 3 else "files"
+        raise InputError(
+            f"No question number is in all {files} ({found}). "
+            f"Make the Question Number columns of the {files} use the same numbers"
+        )
+    exclusions = [
+        Exclusion(
+            number,
+            tuple(name for name, numbers in sources if number not in numbers),
+        )
+        for number in sorted(every_number - common - missing)
+    ]
+    return NumberSelection(
+        sorted(common | missing),
+        missing,
+        exclusions,
+        len(answerable),
+        len(answerable & answered_numbers),
+    )
+
+
 def select_items(
     questions: KeyedRows[QuestionRow],
     ground_truth: KeyedRows[GroundTruthRow],
@@ -85,46 +138,23 @@ def select_items(
         *([] if reference_free else [(ground_truth.source_name, set(ground_truth.rows))]),
         (answers.source_name, set(answers.rows)),
     ]
-    every_number = set().union(*(numbers for _, numbers in sources))
-    answerable = set(questions.rows)
-    if not reference_free:
-        answerable &= set(ground_truth.rows)
-    answered = {
-        number
-        for number in answerable & set(answers.rows)
-        if answers.rows[number].rag_answer.strip()
-    }
-    common = set.intersection(*(numbers for _, numbers in sources))
-    missing = answerable - set(answers.rows) if score_missing else set()
-    if not common and not missing:
-        found = "; ".join(
-            f"{name}: {format_numbers(numbers) or 'none'}" for name, numbers in sources
-        )
-        files = "three files" if len(sources) == 3 else "files"
-        raise InputError(
-            f"No question number is in all {files} ({found}). "
-            f"Make the Question Number columns of the {files} use the same numbers"
-        )
-    exclusions = [
-        Exclusion(
-            number,
-            tuple(name for name, numbers in sources if number not in numbers),
-        )
-        for number in sorted(every_number - common - missing)
-    ]
+    answered = {number for number, row in answers.rows.items() if row.rag_answer.strip()}
+    chosen = select_numbers(sources, answered, score_missing=score_missing)
     no_truth = GroundTruthRow(0, "")
     items = [
-        _item(
+        join_rows(
             questions.rows[number],
             no_truth if reference_free else ground_truth.rows[number],
             answers.rows.get(number),
         )
-        for number in sorted(common | missing)
+        for number in chosen.numbers
     ]
-    return Selection(items, exclusions, len(answerable), len(answered))
+    return Selection(items, chosen.exclusions, chosen.answerable, chosen.answered)
 
 
-def _item(question: QuestionRow, truth: GroundTruthRow, answer: AnswerRow | None) -> EvaluationItem:
+def join_rows(
+    question: QuestionRow, truth: GroundTruthRow, answer: AnswerRow | None
+) -> EvaluationItem:
     """One question's item; without an answer row (``--score-missing``) the answer is empty."""
     return EvaluationItem(
         question_number=question.question_number,

@@ -59,10 +59,17 @@ class QuestionJob:
     """
 
     question_number: int
-    item: EvaluationItem
+    # The question's item, or the run's items by number to read it from when needed (a run
+    # over a spool holds no question's texts in its jobs).
+    source: EvaluationItem | Mapping[int, EvaluationItem]
     families: tuple[JudgedFamily[Any], ...]
     known: Mapping[str, FamilyResult] = field(default_factory=lambda: NO_KNOWN_RESULTS)
     position: int = 0
+
+    @property
+    def item(self) -> EvaluationItem:
+        source = self.source
+        return source if isinstance(source, EvaluationItem) else source[self.question_number]
 
 
 class EngineListener(Protocol):

@@ -84,10 +84,28 @@ def fingerprint_run(
 ) -> RunFingerprint:
     """Fingerprint the raw bytes of the three inputs, the model id, the system prompt, the
     judged families and their verdict-changing settings."""
+    return fingerprint_digests(
+        (sha256_hex(questions), sha256_hex(ground_truth), sha256_hex(answers)),
+        model_id,
+        system_prompt,
+        families,
+        settings,
+    )
+
+
+def fingerprint_digests(
+    input_digests: tuple[str, str, str],
+    model_id: str,
+    system_prompt: str,
+    families: Sequence[str] = ("judge",),
+    settings: object = None,
+) -> RunFingerprint:
+    """``fingerprint_run`` of inputs given by the hex SHA-256 of their bytes."""
+    questions, ground_truth, answers = input_digests
     return RunFingerprint(
-        questions_sha256=sha256_hex(questions),
-        ground_truth_sha256=sha256_hex(ground_truth),
-        answers_sha256=sha256_hex(answers),
+        questions_sha256=questions,
+        ground_truth_sha256=ground_truth,
+        answers_sha256=answers,
         model_id=model_id,
         prompt_sha256=sha256_hex(system_prompt.encode("utf-8")),
         families=tuple(families),

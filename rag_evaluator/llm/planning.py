@@ -29,6 +29,7 @@ from rag_evaluator.families.base import (
     first_stage,
 )
 from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
+from rag_evaluator.inputs.spool import SpooledItems
 from rag_evaluator.llm.checkpoint.store import (
     CheckpointHeader,
     LoadedCheckpoint,
@@ -87,6 +88,13 @@ class JudgingPlan:
     estimate: CostEstimate
     sends_calls: bool
     remaining_after_limit: int
+
+
+def items_by_number(items: Sequence[EvaluationItem]) -> Mapping[int, EvaluationItem]:
+    """The items by question number: a spool's are looked up on disk, others held."""
+    if isinstance(items, SpooledItems):
+        return items.by_number()
+    return {item.question_number: item for item in items}
 
 
 def draw_seed() -> int:
@@ -218,7 +226,10 @@ class _Planner:
         self.tally = _Tally()
         self.keys = FamilyCacheKeys(options.families, options.model.key)
 
-    def question(self, number: int, item: EvaluationItem, position: int) -> QuestionJob:
+    def question(
+        self, number: int, items: Mapping[int, EvaluationItem], position: int
+    ) -> QuestionJob:
+        item = items[number]
         plan = _QuestionPlan()
         if item.answer_missing:
             self.tally.missing_answers += 1
@@ -230,7 +241,8 @@ class _Planner:
         tally.shortcut += plan.shortcut and not plan.sends
         tally.sending += plan.sends
         known = plan.known or NO_KNOWN_RESULTS
-        return QuestionJob(number, item, tuple(plan.to_run), known, position)
+        # The job reads its item again when it starts: it holds none of the texts.
+        return QuestionJob(number, items, tuple(plan.to_run), known, position)
 
     def _family(
         self, plan: _QuestionPlan, family: JudgedFamily[Any], number: int, item: EvaluationItem
@@ -278,7 +290,7 @@ def plan_judging(
     count_tokens: CountTokens | None = None,
 ) -> JudgingPlan:
     """What is left to send, what it will cost, and what needs no call at all."""
-    by_number = {item.question_number: item for item in items}
+    by_number = items_by_number(items)
     order = checkpoint.header.order
     selected = order if options.limit is None else order[: options.limit]
     done: Mapping[int, QuestionRecord] = {}
@@ -293,7 +305,7 @@ def plan_judging(
         counting=count_tokens is not None,
     )
     jobs = [
-        planner.question(number, by_number[number], position)
+        planner.question(number, by_number, position)
         for position, number in enumerate(selected, start=1)
         if number not in done
     ]

@@ -45,7 +45,9 @@ class ResultRows:
         records: Mapping[int, QuestionRecord] | None,
         metric_scores: Mapping[int, Mapping[str, float | str | None]],
     ) -> None:
-        self.items = sorted(items, key=lambda item: item.question_number)
+        # A spool's items come in number order from disk: sorting would hold them all.
+        in_order = getattr(items, "in_number_order", False)
+        self.items = items if in_order else sorted(items, key=lambda item: item.question_number)
         self.records = records
         self.metric_scores = metric_scores
 

@@ -1,8 +1,9 @@
 """The start of a large run was made cheaper (issue 26: question numbers read without a
 pattern, CSV rows turned into records in one pass, the estimate summed without a fresh zero
-per question, the garbage collector paused while the inputs and the plan are built). What a
-run reads, the order it calls in, its estimate and its results must not move: the figures
-below were produced by the code before those changes, on the same inputs."""
+per question, the garbage collector paused while the inputs and the plan are built) and large
+inputs are streamed into an on-disk spool. What a run reads, the order it calls in, its
+estimate and its results must not move, spooled or not: the figures below were produced by
+the code before those changes, on the same inputs."""
 
 from __future__ import annotations
 
@@ -148,9 +149,17 @@ def _plan_lines(output: str) -> list[str]:
     ]
 
 
+# Held: the inputs read whole (files under the spool's size). Spooled: read into the
+# on-disk spool as large inputs are (RAG_EVAL_SPOOL_MB=0 spools every run).
+@pytest.mark.parametrize("spool_megabytes", [None, "0"], ids=["held", "spooled"])
 def test_order_estimate_and_results_are_those_before(
-    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+    workspace: Workspace,
+    fake_anthropic: FakeAnthropicServer,
+    monkeypatch: pytest.MonkeyPatch,
+    spool_megabytes: str | None,
 ) -> None:
+    if spool_megabytes is not None:
+        monkeypatch.setenv("RAG_EVAL_SPOOL_MB", spool_megabytes)
     fake_anthropic.script("item one", verdict(1, 0, 1, summary="Half right."))
     fake_anthropic.script(
         "blue kettle",
