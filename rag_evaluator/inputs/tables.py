@@ -29,7 +29,7 @@ _EXCEL_SEPARATOR_LINE = re.compile(r"sep=([,;\t|])", re.IGNORECASE)
 # .xlsx / .ods are zip archives; .xls is an OLE2 compound file. Renamed to .csv, or
 # picked by mistake, they would otherwise read as latin-1 garbage with no such column.
 _SPREADSHEET_SIGNATURES = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
-_JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def sniff_delimiter(header_line: str) -> str:
     return best if counts[best] > 0 else ","
 
 
-def _is_json(path: Path, text: str) -> bool:
+def is_json(path: Path, text: str) -> bool:
     """Whether the text is JSON (or JSON Lines) rather than CSV.
 
     Read as CSV, JSON gives "columns" such as ``{"question": "What``; no CSV header starts
@@ -146,7 +146,7 @@ def _is_json(path: Path, text: str) -> bool:
     start = text.lstrip()
     if not start.startswith(("{", "[")):
         return False
-    if path.suffix.lower() in _JSON_SUFFIXES:
+    if path.suffix.lower() in JSON_SUFFIXES:
         return True
     first_line = start.partition("\n")[0]
     for candidate in (first_line, text):
@@ -281,11 +281,15 @@ def _csv_text(path: Path, *, expected: str, json_fix: str) -> tuple[str, str, li
     refuse_workbook(path, data)
     # Only the text is kept: returning drops the bytes, so a large file is held once.
     text, encoding, warnings = decode_bytes(data, path)
-    if _is_json(path, text):
+    if is_json(path, text):
         raise json_error(path, json_fix)
+    log_warnings(warnings)
+    return text, encoding, warnings
+
+
+def log_warnings(warnings: Iterable[str]) -> None:
     for warning in warnings:
         logger.warning(warning)
-    return text, encoding, warnings
 
 
 def refuse_no_file(path: Path, expected: str) -> None:
