@@ -1,9 +1,11 @@
 """A CSV file read as a stream: ``read_csv``'s rows, one at a time, never the whole file.
 
-``stream_csv`` reads the file twice before it returns, a chunk at a time: once for its
-SHA-256, its encoding (the rules of ``files.decode_text``) and whether it holds NULs, and
-once up to its first data row (its header, its columns, whether it is JSON). Each
-``StreamedCsv.records()`` reads it again. Memory is bounded by a chunk and the longest row.
+``stream_csv`` reads the file whole once, a chunk at a time, for its SHA-256, its encoding
+(the rules of ``files.decode_text``) and whether it holds NULs; then only its start: up to
+its first data row (its header, its columns) and enough to tell it from JSON. Each
+``StreamedCsv.records()`` reads it again. Memory is bounded by a chunk and the longest row,
+except for a file that starts as JSON does and whose start cannot tell: that one is read
+whole, as ``read_csv`` reads it, to judge whether it is JSON.
 """
 
 from __future__ import annotations
@@ -317,8 +319,12 @@ def _is_json_file(path: Path, source: _TextSource) -> bool:
     """``tables.is_json`` of the file's text, read whole only when its start cannot tell."""
     start: list[str] = []
     length = 0
+    first_character = ""
     complete = True
     for text in source.texts():
+        first_character = first_character or text.lstrip()[:1]
+        if first_character not in ("", "{", "["):
+            return False  # the common case, told by its first character: CSV
         start.append(text)
         length += len(text)
         if length >= _JSON_PROBE_CHARS:

@@ -532,6 +532,11 @@ def test_an_empty_file(tmp_path: Path, content: str) -> None:
     )
 
 
+def test_dev_null_reads_as_an_empty_file() -> None:
+    error = assert_same_error(Path(os.devnull))
+    assert error.message.startswith("null is empty. Add a header row")
+
+
 def test_a_missing_required_column_lists_the_headers_found(tmp_path: Path) -> None:
     error = assert_same_error(write(tmp_path / "questions.csv", "Number,Text\n1,What?\n"))
     assert isinstance(error, MissingColumnError)
