@@ -14,7 +14,7 @@ import codecs
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -179,7 +179,7 @@ def stream_csv(
     )
 
 
-def _rows(source: _TextSource) -> tuple[Iterator[tuple[int, list[str]]], str]:
+def _rows(source: _TextSource) -> tuple[Generator[tuple[int, list[str]], None, None], str]:
     """The file's non-blank rows, its header first, each with the line it starts on; and
     the delimiter."""
     lines, lines_before, delimiter = csv_lines(source.lines)

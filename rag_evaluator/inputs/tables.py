@@ -10,7 +10,7 @@ import io
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -184,7 +184,7 @@ def read_csv(
     return CsvTable(
         path=raw.path,
         headers=headers,
-        columns={canonical: headers[index] for canonical, index in canonical},
+        columns={name: headers[index] for name, index in canonical},
         records=records,
         encoding=raw.encoding,
         delimiter=raw.delimiter,
@@ -338,7 +338,7 @@ def csv_lines(make_lines: Callable[[], Iterator[str]]) -> tuple[Iterator[str], i
 
 def non_blank_rows(
     path: Path, lines: Iterator[str], lines_before: int, delimiter: str
-) -> Iterator[tuple[int, list[str]]]:
+) -> Generator[tuple[int, list[str]], None, None]:
     """Every row of ``lines`` with a cell that is not blank, with the line of the file it
     starts on."""
     csv.field_size_limit(_FIELD_SIZE_LIMIT)
