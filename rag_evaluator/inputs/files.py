@@ -51,10 +51,15 @@ def read_input_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise InputError(
-            f"Cannot read {path}: {reason}. Check that it exists and that you may read it", path
-        ) from exc
+        raise unreadable_file_error(path, exc) from exc
+
+
+def unreadable_file_error(path: Path, exc: OSError) -> InputError:
+    """The error for a file the system would not let us read (permissions, I/O error)."""
+    reason = exc.strerror or type(exc).__name__
+    return InputError(
+        f"Cannot read {path}: {reason}. Check that it exists and that you may read it", path
+    )
 
 
 def file_sha256(path: Path) -> str:
@@ -88,28 +93,48 @@ def decode_text(data: bytes, path: Path) -> tuple[str, str, list[str]]:
     try:
         return data.decode("utf-8-sig"), "utf-8", []
     except UnicodeDecodeError as exc:
-        not_utf8 = f"{path.name} is not valid UTF-8 (byte {exc.start})"
-    fix = "Save it as UTF-8 if characters look wrong"
+        not_utf8_at = exc.start
     # A UTF-8 byte order mark on a file that is not UTF-8 after all is no text of its own.
     data = data.removeprefix(codecs.BOM_UTF8)
-    # Excel on Windows saves "CSV" in the ANSI code page, cp1252 in the West: read as
-    # latin-1, its euro sign, curly quotes and dashes would become control characters.
     try:
         text = data.decode("cp1252")
     except UnicodeDecodeError as exc:
+        encoding, warning = fallback_encoding(path, not_utf8_at, exc.start)
+        return data.decode(encoding), encoding, [warning]
+    encoding, warning = fallback_encoding(path, not_utf8_at, None)
+    return text, encoding, [warning]
+
+
+def fallback_encoding(path: Path, not_utf8_at: int, not_cp1252_at: int | None) -> tuple[str, str]:
+    """The encoding of bytes that are not UTF-8 (first bad byte ``not_utf8_at``, counted after
+    a UTF-8 byte order mark) and the warning that says so: cp1252, or latin-1 when they are
+    not cp1252 either (first byte cp1252 leaves undefined: ``not_cp1252_at``)."""
+    not_utf8 = f"{path.name} is not valid UTF-8 (byte {not_utf8_at})"
+    fix = "Save it as UTF-8 if characters look wrong"
+    if not_cp1252_at is not None:
         # cp1252 leaves five bytes undefined; latin-1 decodes every byte.
-        warning = f"{not_utf8}, nor Windows-1252 (byte {exc.start}); read it as latin-1. {fix}"
-        return data.decode("latin-1"), "latin-1", [warning]
-    warning = f"{not_utf8}; read it as Windows-1252 (cp1252, Excel's Windows default). {fix}"
-    return text, "cp1252", [warning]
+        return "latin-1", (
+            f"{not_utf8}, nor Windows-1252 (byte {not_cp1252_at}); read it as latin-1. {fix}"
+        )
+    # Excel on Windows saves "CSV" in the ANSI code page, cp1252 in the West: read as
+    # latin-1, its euro sign, curly quotes and dashes would become control characters.
+    return "cp1252", (
+        f"{not_utf8}; read it as Windows-1252 (cp1252, Excel's Windows default). {fix}"
+    )
+
+
+def has_utf16_bom(head: bytes) -> bool:
+    """Whether bytes starting with ``head`` (their first four at least) open with a UTF-16
+    byte order mark (a UTF-32 one, which starts alike, is not one)."""
+    return head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and not head.startswith(
+        codecs.BOM_UTF32_LE
+    )
 
 
 def _decode_utf16(data: bytes) -> str | None:
     """Text of a file that starts with a UTF-16 byte order mark (Excel's "Unicode text",
     PowerShell 5's default), or ``None`` when it has none or does not decode."""
-    if not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return None
-    if data.startswith(codecs.BOM_UTF32_LE):
+    if not has_utf16_bom(data):
         return None
     try:
         return data.decode("utf-16")

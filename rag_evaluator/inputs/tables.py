@@ -10,7 +10,7 @@ import io
 import json
 import logging
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +29,7 @@ _EXCEL_SEPARATOR_LINE = re.compile(r"sep=([,;\t|])", re.IGNORECASE)
 # .xlsx / .ods are zip archives; .xls is an OLE2 compound file. Renamed to .csv, or
 # picked by mistake, they would otherwise read as latin-1 garbage with no such column.
 _SPREADSHEET_SIGNATURES = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
-_JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 
 @dataclass(frozen=True)
@@ -79,11 +79,16 @@ def _without_nul(
 ) -> tuple[str, str, list[str]]:
     if "\x00" in text:
         text = text.replace("\x00", "")
-        warnings.append(
-            f"{path.name} contains NUL bytes; they were removed. If its text looks wrong, "
-            "save it again as UTF-8 text"
-        )
+        warnings.append(nul_warning(path))
     return text, encoding, warnings
+
+
+def nul_warning(path: Path) -> str:
+    """The warning for a file whose NUL characters were removed."""
+    return (
+        f"{path.name} contains NUL bytes; they were removed. If its text looks wrong, "
+        "save it again as UTF-8 text"
+    )
 
 
 def shown_headers(headers: Sequence[str], limit: int = 12, width: int = 40) -> list[str]:
@@ -132,7 +137,7 @@ def sniff_delimiter(header_line: str) -> str:
     return best if counts[best] > 0 else ","
 
 
-def _is_json(path: Path, text: str) -> bool:
+def is_json(path: Path, text: str) -> bool:
     """Whether the text is JSON (or JSON Lines) rather than CSV.
 
     Read as CSV, JSON gives "columns" such as ``{"question": "What``; no CSV header starts
@@ -141,7 +146,7 @@ def _is_json(path: Path, text: str) -> bool:
     start = text.lstrip()
     if not start.startswith(("{", "[")):
         return False
-    if path.suffix.lower() in _JSON_SUFFIXES:
+    if path.suffix.lower() in JSON_SUFFIXES:
         return True
     first_line = start.partition("\n")[0]
     for candidate in (first_line, text):
@@ -167,29 +172,19 @@ def read_csv(
     it as CSV with the required columns). With ``extra_columns`` the metadata columns
     (those that spell no canonical column, ``fields.metadata_headers``) are read too.
     """
-    expected = ", ".join(required)
-    raw = read_csv_rows(
-        path,
-        expected=expected,
-        json_fix=json_fix or f"Save it as CSV with columns: {expected}",
-    )
+    expected, fix = expected_columns(required, json_fix)
+    raw = read_csv_rows(path, expected=expected, json_fix=fix)
     headers = raw.headers
-    resolved = resolve_columns(headers, [*required, *optional])
-    for name in required:
-        if name not in resolved:
-            raise MissingColumnError(raw.path, name, shown_headers(headers))
-    extra = metadata_headers(headers) if extra_columns else []
-    records = _records(raw.rows, list(resolved.items()), extra)
+    canonical, extra = resolved_columns(
+        raw.path, headers, required=required, optional=optional, extra_columns=extra_columns
+    )
+    records = list(iter_records(raw.rows, canonical, extra))
     if not records:
-        raise InputError(
-            f"{raw.path.name} has a header row but no data rows. Add one row per question "
-            f"with columns: {expected}",
-            raw.path,
-        )
+        raise no_data_rows_error(raw.path, expected)
     return CsvTable(
         path=raw.path,
         headers=headers,
-        columns={canonical: headers[index] for canonical, index in resolved.items()},
+        columns={name: headers[index] for name, index in canonical},
         records=records,
         encoding=raw.encoding,
         delimiter=raw.delimiter,
@@ -198,16 +193,56 @@ def read_csv(
     )
 
 
-def _records(
-    rows: Sequence[tuple[int, list[str]]],
+def expected_columns(required: Sequence[str], json_fix: str | None) -> tuple[str, str]:
+    """The required columns as a message names them, and the advice when the file is JSON
+    (by default: save it as CSV with those columns)."""
+    expected = ", ".join(required)
+    return expected, json_fix or f"Save it as CSV with columns: {expected}"
+
+
+def resolved_columns(
+    path: Path,
+    headers: Sequence[str],
+    *,
+    required: Sequence[str],
+    optional: Sequence[str],
+    extra_columns: bool,
+) -> tuple[list[tuple[str, int]], list[tuple[int, str]]]:
+    """The canonical columns found in ``headers`` (name, index) and, with ``extra_columns``,
+    the metadata ones (index, header); a ``required`` column not found is a
+    ``MissingColumnError``."""
+    resolved = resolve_columns(headers, [*required, *optional])
+    for name in required:
+        if name not in resolved:
+            raise MissingColumnError(path, name, shown_headers(headers))
+    return list(resolved.items()), metadata_headers(headers) if extra_columns else []
+
+
+def no_data_rows_error(path: Path, expected: str) -> InputError:
+    return InputError(
+        f"{path.name} has a header row but no data rows. Add one row per question "
+        f"with columns: {expected}",
+        path,
+    )
+
+
+def empty_file_error(path: Path, expected: str) -> InputError:
+    return InputError(
+        f"{path.name} is empty. Add a header row with columns: {expected}, "
+        "then one row per question",
+        path,
+    )
+
+
+def iter_records(
+    rows: Iterable[tuple[int, list[str]]],
     canonical: Sequence[tuple[str, int]],
     extra: Sequence[tuple[int, str]],
-) -> list[CsvRecord]:
+) -> Iterator[CsvRecord]:
     """Each row's cells of the ``canonical`` columns and of the ``extra`` (metadata) ones; a
     cell a short row lacks is empty."""
     widest = max((index for _, index in canonical), default=-1)
     widest = max([widest, *(index for index, _ in extra)])
-    records: list[CsvRecord] = []
     for line, row in rows:
         if len(row) > widest:  # every cell there: no length check per cell
             values = {name: row[index] for name, index in canonical}
@@ -215,8 +250,7 @@ def _records(
         else:
             values = {name: (row[index] if index < len(row) else "") for name, index in canonical}
             metadata = {name: (row[index] if index < len(row) else "") for index, name in extra}
-        records.append(CsvRecord(line, values, metadata))
-    return records
+        yield CsvRecord(line, values, metadata)
 
 
 def read_csv_rows(path: Path, *, expected: str, json_fix: str) -> RawCsv:
@@ -225,54 +259,70 @@ def read_csv_rows(path: Path, *, expected: str, json_fix: str) -> RawCsv:
     the message about an empty file, ``json_fix`` is the advice when the file is JSON."""
     path = Path(path)
     text, encoding, warnings = _csv_text(path, expected=expected, json_fix=json_fix)
-    lines, lines_before, delimiter = _csv_lines(text)
+    lines, lines_before, delimiter = csv_lines(lambda: physical_lines(text))
     if delimiter != ",":
-        logger.info("%s: using delimiter %r", path.name, delimiter)
-    numbered_rows = _numbered_rows(path, lines, lines_before, delimiter)
-    # "".join(row).strip() is empty exactly when every cell is blank, without a generator
-    # per row.
-    non_blank = [(line, row) for line, row in numbered_rows if "".join(row).strip()]
+        log_delimiter(path, delimiter)
+    non_blank = list(non_blank_rows(path, lines, lines_before, delimiter))
     if not non_blank:
-        raise InputError(
-            f"{path.name} is empty. Add a header row with columns: {expected}, "
-            "then one row per question",
-            path,
-        )
+        raise empty_file_error(path, expected)
     headers = [cell.strip() for cell in non_blank[0][1]]
     return RawCsv(path, headers, non_blank[1:], encoding, delimiter, warnings)
+
+
+def log_delimiter(path: Path, delimiter: str) -> None:
+    logger.info("%s: using delimiter %r", path.name, delimiter)
 
 
 def _csv_text(path: Path, *, expected: str, json_fix: str) -> tuple[str, str, list[str]]:
     """The decoded text of a file that must be CSV: text, encoding and decoding warnings
     (logged). A folder, a missing file, a spreadsheet workbook or JSON is refused."""
+    refuse_no_file(path, expected)
+    data = read_input_bytes(path)
+    refuse_workbook(path, data)
+    # Only the text is kept: returning drops the bytes, so a large file is held once.
+    text, encoding, warnings = decode_bytes(data, path)
+    if is_json(path, text):
+        raise json_error(path, json_fix)
+    log_warnings(warnings)
+    return text, encoding, warnings
+
+
+def log_warnings(warnings: Iterable[str]) -> None:
+    for warning in warnings:
+        logger.warning(warning)
+
+
+def refuse_no_file(path: Path, expected: str) -> None:
+    """Refuse a folder, a pipe or a device, and a path where nothing is."""
     kind = not_a_file(path)
     if kind is not None:
         raise InputError(f"{path} is {kind}, not a CSV file. Pass a file path", path)
     if not path.exists():
         raise MissingFileError(path, [part for part in expected.split(", ") if part])
-    data = read_input_bytes(path)
-    if data.startswith(_SPREADSHEET_SIGNATURES):
+
+
+def refuse_workbook(path: Path, head: bytes) -> None:
+    """Refuse a file whose first bytes (``head``, eight at least) are a workbook's."""
+    if head.startswith(_SPREADSHEET_SIGNATURES):
         raise InputError(
             f"{path.name} is a spreadsheet workbook (Excel or similar), not CSV text. Save it "
             "as CSV (in Excel: File > Save As > CSV UTF-8) and pass that file",
             path,
         )
-    # Only the text is kept: returning drops the bytes, so a large file is held once.
-    text, encoding, warnings = decode_bytes(data, path)
-    if _is_json(path, text):
-        raise InputError(f"{path.name} is JSON, not CSV. {json_fix}", path)
-    for warning in warnings:
-        logger.warning(warning)
-    return text, encoding, warnings
 
 
-def _csv_lines(text: str) -> tuple[Iterator[str], int, str]:
+def json_error(path: Path, json_fix: str) -> InputError:
+    return InputError(f"{path.name} is JSON, not CSV. {json_fix}", path)
+
+
+def csv_lines(make_lines: Callable[[], Iterator[str]]) -> tuple[Iterator[str], int, str]:
     """The lines the csv reader reads, how many lines of the file come before them, and the
     delimiter: the one Excel's ``sep=`` line names (the reader starts after that line), else
-    the one sniffed from the first non-blank line."""
+    the one sniffed from the first non-blank line. ``make_lines`` gives the file's lines
+    from its start each time it is called."""
     # The header line is read from the stream of lines the csv reader then reads: no
     # copy of the whole text split into lines just to find it.
-    lines = physical_lines(text)
+    lines = make_lines()
     lines_before = 0
     first_line = ""
     for lines_before, line in enumerate(lines, start=1):  # noqa: B007 (read after the loop)
@@ -283,30 +333,33 @@ def _csv_lines(text: str) -> tuple[Iterator[str], int, str]:
     if excel_hint:
         # Line numbers count the lines skipped so they stay those of the file.
         return lines, lines_before, excel_hint.group(1)
-    return physical_lines(text), 0, sniff_delimiter(first_line)
+    return make_lines(), 0, sniff_delimiter(first_line)
 
 
-def _numbered_rows(
+def non_blank_rows(
     path: Path, lines: Iterator[str], lines_before: int, delimiter: str
-) -> list[tuple[int, list[str]]]:
-    """Every row of ``lines`` with the line of the file it starts on."""
+) -> Generator[tuple[int, list[str]], None, None]:
+    """Every row of ``lines`` with a cell that is not blank, with the line of the file it
+    starts on."""
     csv.field_size_limit(_FIELD_SIZE_LIMIT)
     reader = csv.reader(lines, delimiter=delimiter)
-    numbered_rows: list[tuple[int, list[str]]] = []
     next_start_line = lines_before + 1
     try:
         for row in reader:
             # A quoted newline makes a row span several physical lines, so the
             # row starts where the previous one ended.
-            numbered_rows.append((next_start_line, row))
+            start_line = next_start_line
             next_start_line = lines_before + reader.line_num + 1
+            # "".join(row).strip() is empty exactly when every cell is blank, without a
+            # generator per row.
+            if "".join(row).strip():
+                yield start_line, row
     except csv.Error as exc:
         raise InputError(
             f"{path.name} is not a readable CSV file (line {lines_before + reader.line_num}: "
             f"{exc}). Check its quoting and save it again as CSV",
             path,
         ) from exc
-    return numbered_rows
 
 
 def render_csv(rows: Iterable[Sequence[object]]) -> str:
