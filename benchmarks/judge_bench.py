@@ -22,6 +22,8 @@ Prints, with the machine first:
 4. resume start-up for a 100,000-question checkpoint (target: under 2 s);
 5. peak memory per question of a large run (target: a 1,000,000-question run under 1 GB);
 5b. the same with realistic texts, the inputs held against streamed into the on-disk spool;
+5c. (only with ``--only million``) 1,000,000 realistic questions streamed: start to the first
+   call and peak RSS by then (writes about 17 GB to the temporary folder);
 6. the estimate against the actual cost on the repository's sample data.
 
 The fake server runs in a process of its own so that it does not share the run's GIL. Run:
@@ -723,6 +725,81 @@ def memory_realistic(api: FakeApi, base: Path, quick: bool) -> None:
         )
 
 
+def write_realistic_inputs_quickly(directory: Path, count: int) -> int:
+    """``write_realistic_inputs``'s shapes for a million questions in minutes: each question
+    its own, the texts drawn from a pool of generated ones. Returns the bytes of text."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(26)
+    truths = [_text(rng, 300) for _ in range(500)]
+    answers = [_text(rng, 600) for _ in range(500)]
+    contexts = [json.dumps([_text(rng, 1500) for _ in range(5)]) for _ in range(500)]
+    names = ("questions.csv", "ground_truth.csv", "rag_answers.csv")
+    handles = [(directory / name).open("w", newline="", encoding="utf-8") for name in names]
+    questions, ground_truth, rag_answers = (csv.writer(handle) for handle in handles)
+    questions.writerow(["Question Number", "Question"])
+    ground_truth.writerow(["Question Number", "Ground Truth"])
+    rag_answers.writerow(["Question Number", "RAG Answer", "Contexts"])
+    text_bytes = 0
+    for number in range(1, count + 1):
+        pick = rng.randrange(500)
+        question = f"What does the policy say about case {number}? " + truths[pick][:40]
+        questions.writerow([number, question])
+        ground_truth.writerow([number, truths[pick]])
+        rag_answers.writerow([number, answers[pick], contexts[pick]])
+        text_bytes += len(question) + len(truths[pick]) + len(answers[pick]) + 7500
+    for handle in handles:
+        handle.close()
+    return text_bytes
+
+
+def million(api: FakeApi, base: Path, quick: bool) -> None:
+    count = 100_000 if quick else 1_000_000
+    print(
+        f"\n5c. {count:,} realistic questions, streamed into the spool: start to the first "
+        "judge call and peak RSS by then (the run is stopped there with Ctrl-C)"
+    )
+    api.set_latency(0.0)
+    directory = base / f"million-{count}"
+    started = time.perf_counter()
+    text_bytes = write_realistic_inputs_quickly(directory, count)
+    size = sum(path.stat().st_size for path in directory.glob("*.csv"))
+    print(
+        f"  inputs: {size / 1024**3:.2f} GB of CSV ({text_bytes / count / 1024:.1f} KB of text "
+        f"per question), written in {time.perf_counter() - started:.0f} s"
+    )
+    environment = {
+        **os.environ,
+        "ANTHROPIC_BASE_URL": api.base_url,
+        "ANTHROPIC_API_KEY": api.api_key,
+        "RAG_EVAL_CHECKPOINT_DIR": str(directory / "checkpoints"),
+        "RAG_EVAL_CACHE_DIR": str(directory / "cache"),
+        "TMPDIR": str(directory),
+    }
+    command = [*MEASURED_CLI, "evaluate", "--model", "haiku", "--yes", "--seed", "1"]
+    api.arm_first_call()
+    started_at = time.time()
+    process = subprocess.Popen(
+        [*command, "--delay", "0"],
+        cwd=directory,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    while api.first_call_time() is None and process.poll() is None:
+        time.sleep(0.05)
+    first = api.first_call_time()
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=600)
+    if first is None:
+        raise RuntimeError(f"the run ended (exit {process.returncode}) before any call")
+    peak = _reported(stderr, "PEAK_RSS_KB")
+    print(
+        f"  start to first call {first - started_at:.0f} s; peak RSS by the stop "
+        f"{peak / 1024:.0f} MB (target: a whole run under 1 GB)"
+    )
+
+
 def estimate_against_actual(api: FakeApi, base: Path) -> None:
     print("\n6. Estimate against actual cost on the sample data (the fake's token counts)")
     api.set_latency(0.0)
@@ -763,6 +840,7 @@ def main() -> None:
             "resume",
             "memory",
             "memory-realistic",
+            "million",
             "estimate",
         ],
     )
@@ -787,10 +865,12 @@ def main() -> None:
             "resume": lambda: resume_start_up(base),
             "memory": lambda: memory(api, base, arguments.quick),
             "memory-realistic": lambda: memory_realistic(api, base, arguments.quick),
+            # Not in a run of every part: it writes 8.5 GB of inputs and spools them again.
+            "million": lambda: million(api, base, arguments.quick),
             "estimate": lambda: estimate_against_actual(api, base),
         }
         for name, step in steps.items():
-            if arguments.only in (None, name):
+            if arguments.only == name or (arguments.only is None and name != "million"):
                 step()
     finally:
         api.close()

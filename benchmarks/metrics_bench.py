@@ -24,21 +24,29 @@ prints min / median / max with ``benchmarks/timing.py``; quote medians, with the
    (each chunk tokenized once, rapidfuzz's LCS on token codes); then the retrieval family
    with exact and overlap matching on --overlap-rows questions of 10 retrieved and 3
    golden chunks.
+7. ``--metrics overlap`` as whole processes on realistic rows: rag-eval with its inputs held
+   and streamed into the spool, against sacreBLEU and rouge-score called directly
+   (``bare_overlap_metrics.py``): wall, CPU and peak RSS.
 
 Never asserted in tests; run it by hand:
 
     .venv/bin/python benchmarks/metrics_bench.py [--rows 10000] [--semantic-rows 60]
-        [--repeats 5] [--parts 1,2,3,4,5,6] [--overlap-rows 10000]
+        [--repeats 5] [--parts 1,2,3,4,5,6,7] [--overlap-rows 10000] [--offline-rows 20000]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from timing import Stats, alternate, format_ratio, format_stats, machine
 
@@ -436,13 +444,92 @@ def bench_overlap_matching(pair_rows: int, rows: int, repeats: int) -> None:
         print(f"  {name}: median {rows_per_second(wall[name].median, rows)} wall-clock")
 
 
+# `rag-eval` as a process that reports its CPU seconds and peak RSS when it ends.
+_MEASURED_CLI = [
+    sys.executable,
+    "-c",
+    "import resource, sys\n"
+    "from rag_evaluator.cli.app import main\n"
+    "try:\n    main()\n"
+    "finally:\n"
+    "    usage = resource.getrusage(resource.RUSAGE_SELF)\n"
+    "    sys.stderr.write(f'CPU_S {usage.ru_utime + usage.ru_stime}\\n')\n"
+    "    sys.stderr.write(f'PEAK_RSS_KB {usage.ru_maxrss}\\n')\n",
+]
+
+
+def _process_figures(command: list[str], folder: Path, spool_mb: str) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds and peak RSS (KB) of ``command`` run in ``folder``."""
+    environment = {**os.environ, "RAG_EVAL_SPOOL_MB": spool_mb, "TMPDIR": str(folder)}
+    shutil.rmtree(folder / "Evaluation_Runs", ignore_errors=True)
+    started = time.perf_counter()
+    completed = subprocess.run(
+        command, cwd=folder, env=environment, capture_output=True, text=True, check=False
+    )
+    wall = time.perf_counter() - started
+    if completed.returncode != 0:
+        raise RuntimeError(completed.stderr[-2000:])
+    reported = {
+        line.split()[0]: float(line.split()[1])
+        for line in completed.stderr.splitlines()
+        if line.startswith(("CPU_S", "PEAK_RSS_KB"))
+    }
+    return wall, reported["CPU_S"], int(reported["PEAK_RSS_KB"])
+
+
+def bench_offline_processes(rows: int, repeats: int) -> None:
+    heading(
+        f"7. --metrics overlap as whole processes on {rows:,} realistic rows (a 600-character "
+        "answer, a 300-character ground truth, five 1,500-character contexts): rag-eval, its "
+        "inputs held and streamed into the spool, against sacreBLEU and rouge-score called "
+        f"directly (bare_overlap_metrics.py); alternated, {repeats} rounds after a warm-up, "
+        "medians"
+    )
+    from judge_bench import write_realistic_inputs_quickly  # the judge benchmark's data
+
+    folder = Path(tempfile.mkdtemp(prefix="metrics-bench-"))
+    try:
+        write_realistic_inputs_quickly(folder, rows)
+        tool = [*_MEASURED_CLI, "evaluate", "--metrics", "overlap"]
+        bare = [sys.executable, str(Path(__file__).resolve().parent / "bare_overlap_metrics.py")]
+        cases = {
+            "rag-eval, held": (tool, "1000000"),
+            "rag-eval, streamed": (tool, "0"),
+            "libraries directly": ([*bare, "."], "0"),
+        }
+        figures: dict[str, list[tuple[float, float, int]]] = {name: [] for name in cases}
+        for round_number in range(repeats + 1):
+            for name, (command, spool_mb) in cases.items():
+                measured = _process_figures(command, folder, spool_mb)
+                if round_number:
+                    figures[name].append(measured)
+        _print_offline_processes(figures, rows)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _print_offline_processes(figures: dict[str, list[tuple[float, float, int]]], rows: int) -> None:
+    medians = {
+        name: tuple(statistics.median(run[index] for run in runs) for index in range(3))
+        for name, runs in figures.items()
+    }
+    _, bare_cpu, _ = medians["libraries directly"]
+    for name, (wall, cpu, peak) in medians.items():
+        print(
+            f"  {name:<19} wall {wall:6.1f} s, CPU {cpu:6.1f} s "
+            f"({cpu / bare_cpu:.2f}x the libraries' CPU), peak RSS {peak / 1024:.0f} MB, "
+            f"{rows / wall:,.0f} rows/s"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--semantic-rows", type=int, default=60)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--overlap-rows", type=int, default=10_000)
-    parser.add_argument("--parts", default="1,2,3,4,5,6", help="which parts to run, e.g. 3,4")
+    parser.add_argument("--offline-rows", type=int, default=20_000)
+    parser.add_argument("--parts", default="1,2,3,4,5,6,7", help="which parts to run, e.g. 3,4")
     arguments = parser.parse_args()
     parts = {part.strip() for part in arguments.parts.split(",")}
     print(f"Machine: {machine()}")
@@ -459,6 +546,8 @@ def main() -> None:
         bench_semantic_family(arguments.semantic_rows, arguments.repeats)
     if "6" in parts:
         bench_overlap_matching(40, arguments.overlap_rows, arguments.repeats)
+    if "7" in parts:
+        bench_offline_processes(arguments.offline_rows, min(arguments.repeats, 3))
 
 
 if __name__ == "__main__":

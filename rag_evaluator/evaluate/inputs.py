@@ -4,9 +4,10 @@ and what a run without reference answers leaves out."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from rag_evaluator.errors import InputError
@@ -80,16 +81,30 @@ def _input_bytes(request: EvaluateRequest) -> int:
     return total
 
 
-def _file_infos(request: EvaluateRequest, counts: tuple[int, int, int]) -> list[InputFileInfo]:
+def _file_infos(
+    request: EvaluateRequest,
+    counts: tuple[int, int, int],
+    digests: Mapping[Path, str] | None = None,
+) -> list[InputFileInfo]:
     questions, truths, answers = counts
+    known = digests or {}
     return [
-        InputFileInfo("Questions", request.questions_path, questions),
+        InputFileInfo(
+            "Questions", request.questions_path, questions, known.get(request.questions_path)
+        ),
         *(
             []
             if request.reference_free
-            else [InputFileInfo("Ground truth", request.ground_truth_path, truths)]
+            else [
+                InputFileInfo(
+                    "Ground truth",
+                    request.ground_truth_path,
+                    truths,
+                    known.get(request.ground_truth_path),
+                )
+            ]
         ),
-        InputFileInfo("Answers", request.answers_path, answers),
+        InputFileInfo("Answers", request.answers_path, answers, known.get(request.answers_path)),
     ]
 
 
@@ -106,7 +121,7 @@ def _spooled_inputs(
         request.answers_path,
         score_missing=request.score_missing,
     )
-    files = _file_infos(request, spooled.counts)
+    files = _file_infos(request, spooled.counts, spooled.sha256)
     return files, spooled.selection, spooled.metadata_columns, request.reference_free
 
 

@@ -21,6 +21,7 @@ from rag_evaluator.evaluate.request import (
     EXIT_ALL_SCORED,
     EXIT_SOME_UNSCORED,
     EvaluateRequest,
+    InputFileInfo,
     RunInteraction,
     RunOutcome,
     RunPlan,
@@ -184,10 +185,17 @@ def _session_config(
 
 
 def _fingerprint(
-    request: EvaluateRequest, setup: JudgeSetup, families: Sequence[JudgedFamily[Any]]
+    request: EvaluateRequest,
+    setup: JudgeSetup,
+    families: Sequence[JudgedFamily[Any]],
+    files: Sequence[InputFileInfo],
 ) -> RunFingerprint:
-    # Hashed a chunk at a time (input files of gigabytes are never held), each file once.
-    digests = {path: file_sha256(path) for path in dict.fromkeys(request.input_paths)}
+    # Hashed a chunk at a time (input files of gigabytes are never held), each file once: a
+    # spooled file was hashed as it was read.
+    digests = {info.path: info.sha256 for info in files if info.sha256 is not None}
+    for path in request.input_paths:
+        if path not in digests:
+            digests[path] = file_sha256(path)
     questions, ground_truth, answers = (digests[path] for path in request.input_paths)
     judge_prompt = next((getattr(family, "system_prompt", "") for family in families), "")
     return fingerprint_digests(
@@ -211,10 +219,11 @@ def _checkpoint(
     setup: JudgeSetup,
     families: Sequence[JudgedFamily[Any]],
     numbers: set[int],
+    files: Sequence[InputFileInfo],
     started_at: datetime,
 ) -> PreparedCheckpoint:
     """This run's checkpoint: the unfinished one it resumes, or a new header."""
-    fingerprint = _fingerprint(request, setup, families)
+    fingerprint = _fingerprint(request, setup, families, files)
     names = InputNames(*(path.name for path in request.input_paths))
     decision = session.resume(
         lambda saved: fingerprint_differences(saved, fingerprint, names),
@@ -263,7 +272,9 @@ def judged_run(
     )
     with RunSession(_session_config(request, settings, setup), interaction) as session:
         numbers = set(question_numbers(items))
-        checkpoint = _checkpoint(session, request, setup, families, numbers, started_at)
+        checkpoint = _checkpoint(
+            session, request, setup, families, numbers, base_plan.files, started_at
+        )
         resumed = checkpoint.resume_from
         # The SDK's modules (imported on connecting), a job per question, the selected items.
         with building_long_lived():

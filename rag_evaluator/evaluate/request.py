@@ -80,6 +80,8 @@ class InputFileInfo:
     label: str
     path: Path
     question_count: int
+    # The SHA-256 of its bytes when reading it already computed one (a spooled file).
+    sha256: str | None = None
 
 
 @dataclass(frozen=True)

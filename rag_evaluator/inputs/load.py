@@ -370,6 +370,7 @@ class SpooledFile:
     numbers: set[int]
     answered: set[int]
     metadata_columns: list[str]
+    sha256: str  # of the file's bytes, hashed as it was read
 
 
 def _spool_file(spool: InputSpool, table: str, path: Path, spec: InputSpec[RowT]) -> SpooledFile:
@@ -384,17 +385,21 @@ def _spool_file(spool: InputSpool, table: str, path: Path, spec: InputSpec[RowT]
     cells = _BarJoinedCells(streamed.columns)
     keyed = FirstRows(path.name, path, streamed.columns, spec.build)
     answered: set[int] = set()
-
-    def noting_answers(rows: Iterable[tuple[int, RowT]]) -> Iterator[tuple[int, RowT]]:
-        for number, row in rows:
-            if isinstance(row, AnswerRow) and row.rag_answer.strip():
-                answered.add(number)
-            yield number, row
-
-    spool.add_rows(table, noting_answers(keyed.rows(cells.passing(streamed.records()))))
+    spool.add_rows(table, _noting_answers(keyed.rows(cells.passing(streamed.records())), answered))
     cells.warn(path.name)
     keyed.warn_duplicates()
-    return SpooledFile(keyed.numbers, answered, streamed.extra_columns)
+    return SpooledFile(keyed.numbers, answered, streamed.extra_columns, streamed.sha256)
+
+
+def _noting_answers(
+    rows: Iterable[tuple[int, RowT]], answered: set[int]
+) -> Iterator[tuple[int, RowT]]:
+    """``rows`` as they pass, noting in ``answered`` the answer rows whose answer is not
+    blank (what coverage counts)."""
+    for number, row in rows:
+        if isinstance(row, AnswerRow) and row.rag_answer.strip():
+            answered.add(number)
+        yield number, row
 
 
 @dataclass(frozen=True)
@@ -405,6 +410,7 @@ class SpooledInputs:
     counts: tuple[int, int, int]
     selection: Selection
     metadata_columns: list[str]
+    sha256: dict[Path, str]  # each file's SHA-256, by the path it was read from
 
 
 def spool_input_files(
@@ -434,4 +440,7 @@ def spool_input_files(
     items = SpooledItems(spool, chosen.numbers, every=every)
     selection = Selection(items, chosen.exclusions, chosen.answerable, chosen.answered)
     counts = (len(asked.numbers), len(truth.numbers) if truth else 0, len(answered.numbers))
-    return SpooledInputs(counts, selection, asked.metadata_columns)
+    digests = {questions: asked.sha256, answers: answered.sha256}
+    if truth is not None and ground_truth is not None:
+        digests[ground_truth] = truth.sha256
+    return SpooledInputs(counts, selection, asked.metadata_columns, digests)

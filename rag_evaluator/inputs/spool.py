@@ -34,6 +34,9 @@ _TABLES = (QUESTIONS_TABLE, GROUND_TRUTH_TABLE, ANSWERS_TABLE)
 _BATCH_ROWS = 500
 # Rows read per fetch while walking the items in number order.
 _FETCH_ROWS = 256
+# A selection of fewer than one in this many of the spool's questions is read by lookups
+# (a lookup costs a few times what a row of a walk does).
+_LOOKUPS_BELOW = 8
 _JOIN = (
     f"SELECT q.number, q.row, g.row, a.row FROM {QUESTIONS_TABLE} q "
     f"LEFT JOIN {GROUND_TRUTH_TABLE} g ON g.number = q.number "
@@ -99,6 +102,7 @@ class InputSpool:
         # Read from the engine's threads as well as the main one, one statement at a time.
         self._connection = sqlite3.connect(path, check_same_thread=False)
         self._lock = threading.Lock()
+        self._question_count: int | None = None
         self._connection.execute("PRAGMA journal_mode = OFF")
         self._connection.execute("PRAGMA synchronous = OFF")
         for table in _TABLES:
@@ -119,6 +123,7 @@ class InputSpool:
                         self._connection.executemany(statement, batch)
                         batch.clear()
                 self._connection.executemany(statement, batch)
+            self._question_count = None
         except sqlite3.Error as exc:
             raise ConfigError(
                 f"Cannot write the inputs' spool in {self._folder.name}: {exc}. Free space "
@@ -133,6 +138,16 @@ class InputSpool:
         if found is None:
             raise KeyError(number)
         return _joined(*found)
+
+    def question_count(self) -> int:
+        """The rows of the questions file in the spool."""
+        if self._question_count is None:
+            with self._lock:
+                (count,) = self._connection.execute(
+                    f"SELECT COUNT(*) FROM {QUESTIONS_TABLE}"
+                ).fetchone()
+            self._question_count = int(count)
+        return self._question_count
 
     def walk(self) -> Iterator[EvaluationItem]:
         """Every question's item, in question-number order."""
@@ -189,6 +204,12 @@ class SpooledItems(Sequence[EvaluationItem]):
     def __iter__(self) -> Iterator[EvaluationItem]:
         if self._every:
             yield from self.spool.walk()
+            return
+        if len(self.numbers) * _LOOKUPS_BELOW < self.spool.question_count():
+            # A few questions of many (--limit, a budget stop): looked up one by one rather
+            # than the whole spool walked to find them.
+            for number in self.numbers:
+                yield self.spool.item(number)
             return
         if self._chosen is None:
             self._chosen = frozenset(self.numbers)

@@ -146,6 +146,20 @@ def test_a_budget_stop_and_its_resume_are_the_same_spooled_or_held(
     assert partial_summary["Partial"].startswith("stopped at the --max-cost budget")
 
 
+def test_a_run_stopped_holding_its_inputs_resumes_spooled(
+    tmp_path: Path, fake_anthropic: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The checkpoint's fingerprint hashes the same bytes whichever way the files are read.
+    directory = tmp_path / "run"
+    _write_inputs(directory)
+    assert _run(directory, monkeypatch, False, "--max-cost", "0.0006").exit_code == 4
+    sent = len(fake_anthropic.requests)
+    resumed = _run(directory, monkeypatch, True, "--max-cost", "5")
+    assert resumed.exit_code == 0, resumed.output
+    assert "Resuming: 2 done, 4 still to evaluate" in resumed.output
+    assert len(fake_anthropic.requests) - sent == 3  # question 6 has no answer: no call
+
+
 def test_the_spool_is_removed_after_a_run_and_after_a_bad_file(
     tmp_path: Path, fake_anthropic: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,6 +210,26 @@ def test_spooled_items_read_back_as_sequences_and_lookups(tmp_path: Path) -> Non
     finally:
         spool.close()
     assert not any(tmp_path.glob("rag-eval-spool-*"))
+
+
+@pytest.mark.parametrize("chosen", [{17}, {3, 40}, set(range(2, 39, 2)), set(range(1, 41))])
+def test_a_few_or_many_spooled_items_read_back_in_number_order(
+    tmp_path: Path, chosen: set[int]
+) -> None:
+    # Few of many are looked up one by one, more are found by walking the spool: alike.
+    paths = [tmp_path / name for name in ("questions.csv", "ground_truth.csv", "rag_answers.csv")]
+    numbers = range(40, 0, -1)  # written out of order
+    write_csv(paths[0], ["Question Number", "Question"], [[n, f"q{n}"] for n in numbers])
+    write_csv(paths[1], ["Question Number", "Ground Truth"], [[n, f"t{n}"] for n in numbers])
+    write_csv(paths[2], ["Question Number", "RAG Answer"], [[n, f"a{n}"] for n in numbers])
+    held = select_items(*_keyed(paths)).items
+    spool = InputSpool(tmp_path)
+    try:
+        items = spool_input_files(spool, *paths).selection.items
+        assert list(items_among(items, chosen)) == items_among(held, chosen)
+        assert [item.question_number for item in items_among(items, chosen)] == sorted(chosen)
+    finally:
+        spool.close()
 
 
 def _keyed(paths: list[Path]):
