@@ -512,24 +512,39 @@ def seconds_to_first_call(
         **({"PYTHONPATH": str(older)} if older is not None else {}),
         **(variables or {}),
     }
+    seconds, _ = until_first_call(api, directory, environment)
+    return seconds
+
+
+def until_first_call(
+    api: FakeApi, directory: Path, environment: dict[str, str]
+) -> tuple[float, str]:
+    """Run ``rag-eval evaluate`` in ``directory`` and stop it (Ctrl-C, a clean stop that keeps
+    the checkpoint) once its first judge call arrives: the seconds from start to that call,
+    and what it wrote to stderr (its CPU and peak RSS last)."""
     command = [*MEASURED_CLI, "evaluate", "--model", "haiku", "--yes", "--seed", "1"]
     api.arm_first_call()
     started_at = time.time()
-    process = subprocess.Popen(
-        [*command, "--delay", "0"],
-        cwd=directory,
-        env=environment,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    while api.first_call_time() is None and process.poll() is None:
-        time.sleep(0.01)
-    first = api.first_call_time()
-    process.send_signal(signal.SIGINT)
-    process.wait(120)
+    # A file, not a pipe: a run writing more than a pipe holds before its first call would
+    # block on it.
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as stderr:
+        process = subprocess.Popen(
+            [*command, "--delay", "0"],
+            cwd=directory,
+            env=environment,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+        while api.first_call_time() is None and process.poll() is None:
+            time.sleep(0.01)
+        first = api.first_call_time()
+        process.send_signal(signal.SIGINT)
+        process.wait(600)
+        stderr.seek(0)
+        written = stderr.read()
     if first is None:
         raise RuntimeError(f"the run ended (exit {process.returncode}) before any call")
-    return first - started_at
+    return first - started_at, written
 
 
 def first_call(api: FakeApi, base: Path, quick: bool, before: Path | None = None) -> None:
@@ -775,27 +790,10 @@ def million(api: FakeApi, base: Path, quick: bool) -> None:
         "RAG_EVAL_CACHE_DIR": str(directory / "cache"),
         "TMPDIR": str(directory),
     }
-    command = [*MEASURED_CLI, "evaluate", "--model", "haiku", "--yes", "--seed", "1"]
-    api.arm_first_call()
-    started_at = time.time()
-    process = subprocess.Popen(
-        [*command, "--delay", "0"],
-        cwd=directory,
-        env=environment,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    while api.first_call_time() is None and process.poll() is None:
-        time.sleep(0.05)
-    first = api.first_call_time()
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=600)
-    if first is None:
-        raise RuntimeError(f"the run ended (exit {process.returncode}) before any call")
+    seconds, stderr = until_first_call(api, directory, environment)
     peak = _reported(stderr, "PEAK_RSS_KB")
     print(
-        f"  start to first call {first - started_at:.0f} s; peak RSS by the stop "
+        f"  start to first call {seconds:.0f} s; peak RSS by the stop "
         f"{peak / 1024:.0f} MB (target: a whole run under 1 GB)"
     )
 

@@ -444,20 +444,6 @@ def bench_overlap_matching(pair_rows: int, rows: int, repeats: int) -> None:
         print(f"  {name}: median {rows_per_second(wall[name].median, rows)} wall-clock")
 
 
-# `rag-eval` as a process that reports its CPU seconds and peak RSS when it ends.
-_MEASURED_CLI = [
-    sys.executable,
-    "-c",
-    "import resource, sys\n"
-    "from rag_evaluator.cli.app import main\n"
-    "try:\n    main()\n"
-    "finally:\n"
-    "    usage = resource.getrusage(resource.RUSAGE_SELF)\n"
-    "    sys.stderr.write(f'CPU_S {usage.ru_utime + usage.ru_stime}\\n')\n"
-    "    sys.stderr.write(f'PEAK_RSS_KB {usage.ru_maxrss}\\n')\n",
-]
-
-
 def _process_figures(command: list[str], folder: Path, spool_mb: str) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds and peak RSS (KB) of ``command`` run in ``folder``."""
     environment = {**os.environ, "RAG_EVAL_SPOOL_MB": spool_mb, "TMPDIR": str(folder)}
@@ -485,12 +471,13 @@ def bench_offline_processes(rows: int, repeats: int) -> None:
         f"directly (bare_overlap_metrics.py); alternated, {repeats} rounds after a warm-up, "
         "medians"
     )
-    from judge_bench import write_realistic_inputs_quickly  # the judge benchmark's data
+    # The judge benchmark's data and its measured rag-eval process.
+    from judge_bench import MEASURED_CLI, write_realistic_inputs_quickly
 
     folder = Path(tempfile.mkdtemp(prefix="metrics-bench-"))
     try:
         write_realistic_inputs_quickly(folder, rows)
-        tool = [*_MEASURED_CLI, "evaluate", "--metrics", "overlap"]
+        tool = [*MEASURED_CLI, "evaluate", "--metrics", "overlap"]
         bare = [sys.executable, str(Path(__file__).resolve().parent / "bare_overlap_metrics.py")]
         cases = {
             "rag-eval, held": (tool, "1000000"),

@@ -86,25 +86,19 @@ def _file_infos(
     counts: tuple[int, int, int],
     digests: Mapping[Path, str] | None = None,
 ) -> list[InputFileInfo]:
-    questions, truths, answers = counts
+    """The three files as the plan lists them (no ground truth in a run without one), with
+    the digests reading them took."""
     known = digests or {}
+    files = zip(
+        ("Questions", "Ground truth", "Answers"),
+        (request.questions_path, request.ground_truth_path, request.answers_path),
+        counts,
+        strict=True,
+    )
     return [
-        InputFileInfo(
-            "Questions", request.questions_path, questions, known.get(request.questions_path)
-        ),
-        *(
-            []
-            if request.reference_free
-            else [
-                InputFileInfo(
-                    "Ground truth",
-                    request.ground_truth_path,
-                    truths,
-                    known.get(request.ground_truth_path),
-                )
-            ]
-        ),
-        InputFileInfo("Answers", request.answers_path, answers, known.get(request.answers_path)),
+        InputFileInfo(label, path, count, known.get(path))
+        for label, path, count in files
+        if not (request.reference_free and label == "Ground truth")
     ]
 
 

@@ -12,6 +12,7 @@ import sqlite3
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import overload
 
@@ -115,25 +116,31 @@ class InputSpool:
         blob = _BLOBS[table]
         statement = f"INSERT INTO {table} (number, row) VALUES (?, ?)"
         batch: list[tuple[int, bytes]] = []
+        with self._failing("write"), self._lock, self._connection:
+            for number, row in rows:
+                batch.append((number, blob(row)))  # type: ignore[arg-type]
+                if len(batch) >= _BATCH_ROWS:
+                    self._connection.executemany(statement, batch)
+                    batch.clear()
+            self._connection.executemany(statement, batch)
+        self._question_count = None
+
+    @contextmanager
+    def _failing(self, action: str) -> Iterator[None]:
+        """A spool that cannot be written or read (a full disk, a folder removed under the
+        run) as the tool's error, with the fix."""
         try:
-            with self._lock, self._connection:
-                for number, row in rows:
-                    batch.append((number, blob(row)))  # type: ignore[arg-type]
-                    if len(batch) >= _BATCH_ROWS:
-                        self._connection.executemany(statement, batch)
-                        batch.clear()
-                self._connection.executemany(statement, batch)
-            self._question_count = None
+            yield
         except sqlite3.Error as exc:
             raise ConfigError(
-                f"Cannot write the inputs' spool in {self._folder.name}: {exc}. Free space "
+                f"Cannot {action} the inputs' spool in {self._folder.name}: {exc}. Free space "
                 "there (it takes about the size of the input files) or point TMPDIR at a "
-                "folder with room"
+                "folder with room, and run again"
             ) from exc
 
     def item(self, number: int) -> EvaluationItem:
         """The item of ``number`` (a number of the questions file)."""
-        with self._lock:
+        with self._failing("read"), self._lock:
             found = self._connection.execute(f"{_JOIN} WHERE q.number = ?", (number,)).fetchone()
         if found is None:
             raise KeyError(number)
@@ -142,7 +149,7 @@ class InputSpool:
     def question_count(self) -> int:
         """The rows of the questions file in the spool."""
         if self._question_count is None:
-            with self._lock:
+            with self._failing("read"), self._lock:
                 (count,) = self._connection.execute(
                     f"SELECT COUNT(*) FROM {QUESTIONS_TABLE}"
                 ).fetchone()
@@ -151,10 +158,10 @@ class InputSpool:
 
     def walk(self) -> Iterator[EvaluationItem]:
         """Every question's item, in question-number order."""
-        with self._lock:
+        with self._failing("read"), self._lock:
             cursor = self._connection.execute(f"{_JOIN} ORDER BY q.number")
         while True:
-            with self._lock:
+            with self._failing("read"), self._lock:
                 found = cursor.fetchmany(_FETCH_ROWS)
             if not found:
                 return

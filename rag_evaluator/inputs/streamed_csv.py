@@ -18,7 +18,7 @@ from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_evaluator.errors import UsageError
+from rag_evaluator.errors import InputError, UsageError
 from rag_evaluator.inputs.files import (
     fallback_encoding,
     has_utf16_bom,
@@ -78,10 +78,18 @@ class _TextSource:
     def texts(self) -> Iterator[str]:
         """The decoded text, a chunk at a time, NUL characters removed when there are any."""
         decoder = codecs.getincrementaldecoder(self.codec)()
-        for chunk in _byte_chunks(self.path, self.chunk_size, skip=self.skip_bytes):
-            text = decoder.decode(chunk)
-            yield text.replace("\x00", "") if self.drop_nul else text
-        text = decoder.decode(b"", final=True)
+        try:
+            for chunk in _byte_chunks(self.path, self.chunk_size, skip=self.skip_bytes):
+                text = decoder.decode(chunk)
+                yield text.replace("\x00", "") if self.drop_nul else text
+            text = decoder.decode(b"", final=True)
+        except UnicodeDecodeError as exc:
+            # The first pass found it decodable: it was written to since.
+            raise InputError(
+                f"{self.path.name} changed while it was being read (it no longer reads as "
+                f"{self.codec.removesuffix('-sig')}). Run again once nothing is writing to it",
+                self.path,
+            ) from exc
         yield text.replace("\x00", "") if self.drop_nul else text
 
     def lines(self) -> Iterator[str]:

@@ -179,6 +179,21 @@ def test_the_spool_is_removed_after_a_run_and_after_a_bad_file(
     assert list(spools.iterdir()) == []
 
 
+def test_a_temporary_folder_that_cannot_hold_the_spool_is_named_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_inputs(tmp_path)
+    missing = tmp_path / "no such folder"
+    monkeypatch.setenv("TMPDIR", str(missing))
+    monkeypatch.setattr(tempfile, "tempdir", str(missing))
+    result = _run(tmp_path, monkeypatch, True)
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert f"Cannot make the inputs' spool in {missing}" in message
+    assert "Point TMPDIR at a folder you may write to" in message
+    assert "Traceback" not in result.output
+
+
 def test_a_spool_size_that_is_not_a_number_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -440,6 +440,21 @@ def test_records_can_be_iterated_twice_and_side_by_side(tmp_path: Path) -> None:
     assert [next(one), next(two), next(one), next(two)] == [first[0], first[0], first[1], first[1]]
 
 
+def test_a_file_written_to_between_its_two_reads_is_named_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path / "questions.csv", "Question Number,Question\n1,Qu\u00e9?\n")
+    streamed = stream_csv(path, **QUESTIONS)
+    assert streamed.encoding == "utf-8"
+    path.write_bytes(b"Question Number,Question\n1,Qu\xe9?\n")  # now cp1252
+    with pytest.raises(InputError) as raised:
+        list(streamed.records())
+    assert str(raised.value) == (
+        "questions.csv changed while it was being read (it no longer reads as utf-8). "
+        "Run again once nothing is writing to it"
+    )
+
+
 def test_the_excel_separator_line_and_the_sniffed_delimiter_are_reported_and_logged(
     tmp_path: Path,
 ) -> None:
