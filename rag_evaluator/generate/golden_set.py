@@ -17,6 +17,7 @@ from rag_evaluator.errors import InputError, MissingFileError, UsageError
 from rag_evaluator.generate.review.table import RawTable
 from rag_evaluator.inputs.files import not_a_file, read_input_bytes
 from rag_evaluator.inputs.tables import (
+    FIELD_SIZE_LIMIT,
     decode_bytes,
     physical_lines,
     sniff_delimiter,
@@ -27,7 +28,6 @@ logger = logging.getLogger(__name__)
 
 QUESTIONS_FILE = "questions.csv"
 GROUND_TRUTH_FILE = "ground_truth.csv"
-_FIELD_SIZE_LIMIT = 256 * 1024 * 1024
 
 
 def golden_set_paths(output_dir: Path) -> tuple[Path, Path]:
@@ -101,7 +101,7 @@ def read_table(path: Path) -> RawTable:
         logger.warning(message)
     lines = list(physical_lines(text))
     first = next((line for line in lines if line.strip()), "")
-    csv.field_size_limit(_FIELD_SIZE_LIMIT)
+    csv.field_size_limit(FIELD_SIZE_LIMIT)
     try:
         rows = [
             row

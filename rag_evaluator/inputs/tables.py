@@ -23,12 +23,12 @@ logger = logging.getLogger(__name__)
 
 # Answers of a megabyte or more are real (whole documents pasted back); the csv
 # module's default 128 KiB field limit would reject them.
-_FIELD_SIZE_LIMIT = 256 * 1024 * 1024
+FIELD_SIZE_LIMIT = 256 * 1024 * 1024
 _SNIFF_DELIMITERS = ",;\t|"
 _EXCEL_SEPARATOR_LINE = re.compile(r"sep=([,;\t|])", re.IGNORECASE)
 # .xlsx / .ods are zip archives; .xls is an OLE2 compound file. Renamed to .csv, or
 # picked by mistake, they would otherwise read as latin-1 garbage with no such column.
-_SPREADSHEET_SIGNATURES = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+SPREADSHEET_SIGNATURES = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
 JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 
@@ -303,7 +303,7 @@ def refuse_no_file(path: Path, expected: str) -> None:
 
 def refuse_workbook(path: Path, head: bytes) -> None:
     """Refuse a file whose first bytes (``head``, eight at least) are a workbook's."""
-    if head.startswith(_SPREADSHEET_SIGNATURES):
+    if head.startswith(SPREADSHEET_SIGNATURES):
         raise InputError(
             f"{path.name} is a spreadsheet workbook (Excel or similar), not CSV text. Save it "
             "as CSV (in Excel: File > Save As > CSV UTF-8) and pass that file",
@@ -341,7 +341,7 @@ def non_blank_rows(
 ) -> Generator[tuple[int, list[str]], None, None]:
     """Every row of ``lines`` with a cell that is not blank, with the line of the file it
     starts on."""
-    csv.field_size_limit(_FIELD_SIZE_LIMIT)
+    csv.field_size_limit(FIELD_SIZE_LIMIT)
     reader = csv.reader(lines, delimiter=delimiter)
     next_start_line = lines_before + 1
     try:

@@ -25,7 +25,13 @@ from rag_evaluator.inputs.fields import (
     resolve_columns,
 )
 from rag_evaluator.inputs.files import not_a_file, read_input_bytes
-from rag_evaluator.inputs.tables import decode_bytes, shown_headers, sniff_delimiter
+from rag_evaluator.inputs.tables import (
+    FIELD_SIZE_LIMIT,
+    SPREADSHEET_SIGNATURES,
+    decode_bytes,
+    shown_headers,
+    sniff_delimiter,
+)
 from rag_evaluator.results.run_scores import (
     RunScores,
     TableRow,
@@ -37,8 +43,6 @@ from rag_evaluator.results.summary import SUMMARY_PREFIX
 
 logger = logging.getLogger(__name__)
 
-_FIELD_SIZE_LIMIT = 256 * 1024 * 1024
-_SPREADSHEET_SIGNATURES = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
 _RESULTS_FIX = "Pass a results file written by rag-eval evaluate (Evaluation_Runs/*.csv)"
 
 
@@ -104,7 +108,7 @@ def _sheet_text(path: Path, *, what: str, fix: str) -> str:
     if not path.exists():
         raise MissingFileError(path)
     data = read_input_bytes(path)
-    if data.startswith(_SPREADSHEET_SIGNATURES):
+    if data.startswith(SPREADSHEET_SIGNATURES):
         raise InputError(
             f"{path} is a spreadsheet workbook (Excel or similar), not CSV text. Save it as CSV "
             "(in Excel: File > Save As > CSV UTF-8) and pass that file",
@@ -124,7 +128,7 @@ def _non_blank_rows(
     header_line = next(
         (line for line in text.splitlines() if line.strip() and not _is_comment_line(line)), ""
     )
-    csv.field_size_limit(_FIELD_SIZE_LIMIT)
+    csv.field_size_limit(FIELD_SIZE_LIMIT)
     reader = csv.reader(
         io.StringIO(text[table_start:], newline=""), delimiter=sniff_delimiter(header_line)
     )

@@ -68,12 +68,12 @@ def field_limit(limit: int | None) -> Iterator[None]:
     if limit is None:
         yield
         return
-    saved = tables._FIELD_SIZE_LIMIT
-    tables._FIELD_SIZE_LIMIT = limit
+    saved = tables.FIELD_SIZE_LIMIT
+    tables.FIELD_SIZE_LIMIT = limit
     try:
         yield
     finally:
-        tables._FIELD_SIZE_LIMIT = saved
+        tables.FIELD_SIZE_LIMIT = saved
         csv.field_size_limit(saved)
 
 
