@@ -7,14 +7,16 @@ from its rows whenever it is needed (to plan its calls, to send them, to write i
 
 from __future__ import annotations
 
+import logging
 import marshal
+import shutil
 import sqlite3
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import overload
+from typing import IO, overload
 
 from rag_evaluator.errors import ConfigError
 from rag_evaluator.inputs.records import (
@@ -26,6 +28,15 @@ from rag_evaluator.inputs.records import (
 )
 from rag_evaluator.inputs.selection import join_rows
 
+try:  # POSIX only: where it is missing, abandoned spools are left for the system to clear
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+logger = logging.getLogger(__name__)
+
+SPOOL_PREFIX = "rag-eval-spool-"
+_LOCK_FILE = "in-use.lock"
 QUESTIONS_TABLE = "questions"
 GROUND_TRUTH_TABLE = "ground_truth"
 ANSWERS_TABLE = "answers"
@@ -90,10 +101,12 @@ class InputSpool:
     """
 
     def __init__(self, directory: Path | None = None) -> None:
+        where = Path(directory or tempfile.gettempdir())
+        remove_abandoned_spools(where)
         try:
-            self._folder = tempfile.TemporaryDirectory(prefix="rag-eval-spool-", dir=directory)
+            self._folder = tempfile.TemporaryDirectory(prefix=SPOOL_PREFIX, dir=where)
+            self._owner = _hold_folder(Path(self._folder.name))
         except OSError as exc:
-            where = directory or tempfile.gettempdir()
             raise ConfigError(
                 f"Cannot make the inputs' spool in {where}: {exc.strerror or exc}. Point "
                 "TMPDIR at a folder you may write to, with room for about the size of the "
@@ -172,6 +185,46 @@ class InputSpool:
         with self._lock:
             self._connection.close()
         self._folder.cleanup()
+        if self._owner is not None:
+            self._owner.close()
+
+
+def _hold_folder(folder: Path) -> IO[bytes] | None:
+    """The open, locked lock file that marks ``folder`` as in use for as long as this process
+    lives (the system lets go of the lock when the process ends, however it ends); ``None``
+    where files cannot be locked (Windows: abandoned spools are then never removed)."""
+    if fcntl is None:
+        return None
+    # Locked under another name, then renamed: a folder whose lock file exists is locked.
+    pending = folder / f"{_LOCK_FILE}.new"
+    owner = pending.open("wb")
+    try:
+        fcntl.flock(owner.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        # A file system without locks: no lock file, so no other run ever removes it.
+        owner.close()
+        return None
+    pending.rename(folder / _LOCK_FILE)
+    return owner
+
+
+def remove_abandoned_spools(directory: Path) -> None:
+    """Remove the spools in ``directory`` left by runs that ended without removing theirs (a
+    killed process, a power cut): those whose lock file no process holds."""
+    if fcntl is None:
+        return
+    try:
+        folders = [path for path in directory.glob(f"{SPOOL_PREFIX}*") if path.is_dir()]
+    except OSError:
+        return
+    for folder in folders:
+        try:
+            with (folder / _LOCK_FILE).open("rb") as lock:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(folder, ignore_errors=True)
+                logger.info("Removed the spool of an earlier run that ended abruptly: %s", folder)
+        except OSError:
+            continue  # in use by a running process, or not ours to remove
 
 
 def _joined(

@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import logging
 import re
+import signal
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -177,6 +180,37 @@ def test_the_spool_is_removed_after_a_run_and_after_a_bad_file(
     assert failed.exit_code == 2
     assert "rag_answers.csv line 8: 'Question Number'" in failed.output
     assert list(spools.iterdir()) == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="spools are marked in use with POSIX locks")
+def test_a_spool_left_by_a_killed_run_is_removed_by_the_next_but_one_in_use_is_not(
+    tmp_path: Path,
+) -> None:
+    killed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, signal, sys\n"
+            "from pathlib import Path\n"
+            "from rag_evaluator.inputs.spool import InputSpool\n"
+            "spool = InputSpool(Path(sys.argv[1]))\n"
+            "os.kill(os.getpid(), signal.SIGKILL)\n",
+            str(tmp_path),
+        ],
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL
+    [abandoned] = tmp_path.glob("rag-eval-spool-*")
+    in_use = InputSpool(tmp_path)  # removes the abandoned one
+    try:
+        assert not abandoned.exists()
+        [kept] = tmp_path.glob("rag-eval-spool-*")
+        later = InputSpool(tmp_path)  # another run at the same time leaves it alone
+        later.close()
+        assert [*tmp_path.glob("rag-eval-spool-*")] == [kept]
+    finally:
+        in_use.close()
+    assert not any(tmp_path.glob("rag-eval-spool-*"))
 
 
 def test_a_temporary_folder_that_cannot_hold_the_spool_is_named_with_the_fix(
