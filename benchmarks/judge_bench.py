@@ -197,6 +197,25 @@ def write_realistic_inputs(directory: Path, count: int) -> int:
     return text_bytes
 
 
+def run_environment(
+    api: FakeApi,
+    directory: Path,
+    older: Path | None = None,
+    variables: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment of a measured run in ``directory``: the fake API, its own checkpoint
+    and cache folders, ``older`` (a copy of the package) first on the path, ``variables``."""
+    return {
+        **os.environ,
+        **({"PYTHONPATH": str(older)} if older is not None else {}),
+        "ANTHROPIC_BASE_URL": api.base_url,
+        "ANTHROPIC_API_KEY": api.api_key,
+        "RAG_EVAL_CHECKPOINT_DIR": str(directory / "checkpoints"),
+        "RAG_EVAL_CACHE_DIR": str(directory / "cache"),
+        **(variables or {}),
+    }
+
+
 def run_evaluate(
     api: FakeApi,
     directory: Path,
@@ -210,14 +229,7 @@ def run_evaluate(
     for leftover in directory.glob("Evaluation_Runs"):
         shutil.rmtree(leftover)
     shutil.rmtree(directory / "checkpoints", ignore_errors=True)
-    environment = {
-        **os.environ,
-        **(variables or {}),
-        "ANTHROPIC_BASE_URL": api.base_url,
-        "ANTHROPIC_API_KEY": api.api_key,
-        "RAG_EVAL_CHECKPOINT_DIR": str(directory / "checkpoints"),
-        "RAG_EVAL_CACHE_DIR": str(directory / "cache"),
-    }
+    environment = run_environment(api, directory, variables=variables)
     command = [
         *MEASURED_CLI,
         "evaluate",
@@ -266,14 +278,7 @@ def measure_process(
     with ``older``, the copy of the package in that folder."""
     for leftover in ("Evaluation_Runs", "checkpoints", "cache"):
         shutil.rmtree(directory / leftover, ignore_errors=True)
-    environment = {
-        **os.environ,
-        **({"PYTHONPATH": str(older)} if older is not None else {}),
-        "ANTHROPIC_BASE_URL": api.base_url,
-        "ANTHROPIC_API_KEY": api.api_key,
-        "RAG_EVAL_CHECKPOINT_DIR": str(directory / "checkpoints"),
-        "RAG_EVAL_CACHE_DIR": str(directory / "cache"),
-    }
+    environment = run_environment(api, directory, older)
     api.arm_first_call()
     started_at = time.time()
     started = time.perf_counter()
@@ -503,15 +508,7 @@ def seconds_to_first_call(
     if fresh:
         for leftover in ("Evaluation_Runs", "checkpoints", "cache"):
             shutil.rmtree(directory / leftover, ignore_errors=True)
-    environment = {
-        **os.environ,
-        "ANTHROPIC_BASE_URL": api.base_url,
-        "ANTHROPIC_API_KEY": api.api_key,
-        "RAG_EVAL_CHECKPOINT_DIR": str(directory / "checkpoints"),
-        "RAG_EVAL_CACHE_DIR": str(directory / "cache"),
-        **({"PYTHONPATH": str(older)} if older is not None else {}),
-        **(variables or {}),
-    }
+    environment = run_environment(api, directory, older, variables)
     seconds, _ = until_first_call(api, directory, environment)
     return seconds
 
@@ -782,14 +779,7 @@ def million(api: FakeApi, base: Path, quick: bool) -> None:
         f"  inputs: {size / 1024**3:.2f} GB of CSV ({text_bytes / count / 1024:.1f} KB of text "
         f"per question), written in {time.perf_counter() - started:.0f} s"
     )
-    environment = {
-        **os.environ,
-        "ANTHROPIC_BASE_URL": api.base_url,
-        "ANTHROPIC_API_KEY": api.api_key,
-        "RAG_EVAL_CHECKPOINT_DIR": str(directory / "checkpoints"),
-        "RAG_EVAL_CACHE_DIR": str(directory / "cache"),
-        "TMPDIR": str(directory),
-    }
+    environment = run_environment(api, directory, variables={"TMPDIR": str(directory)})
     seconds, stderr = until_first_call(api, directory, environment)
     peak = _reported(stderr, "PEAK_RSS_KB")
     print(
