@@ -53,7 +53,7 @@ from typing import Any
 
 from fakes import platforms, roles
 from fakes.platforms import PlatformCall, PlatformCredentials
-from fakes.serving import QuietHandler, ScriptedFake, question_of
+from fakes.serving import QuietHandler, ScriptedFake, SharedFaults, question_of
 
 DEFAULT_API_KEY = "sk-ant-fake-0123456789abcdef"
 ACCEPTED_API_VERSIONS = ("2026-10-21",)
@@ -99,7 +99,7 @@ def verdict(
 
 
 @dataclass(frozen=True)
-class Fault:
+class Fault(SharedFaults):
     """Something other than a clean verdict for one call. Build with the class methods."""
 
     kind: str
@@ -130,31 +130,6 @@ class Fault:
             retry_after=retry_after,
             error_type=error_type,
         )
-
-    @classmethod
-    def drop_connection(cls) -> Fault:
-        """Read the request, then close the socket without answering."""
-        return cls("drop")
-
-    @classmethod
-    def slow(cls, seconds: float) -> Fault:
-        """Answer with the question's current verdict only after ``seconds``."""
-        return cls("slow", seconds=seconds)
-
-    @classmethod
-    def invalid_json(cls) -> Fault:
-        """A 200 whose text is not JSON."""
-        return cls("text", text="All three look fine to me: precision 1, recall 1, accuracy 1.")
-
-    @classmethod
-    def raw_text(cls, text: str) -> Fault:
-        """A 200 whose text block is exactly ``text``."""
-        return cls("text", text=text)
-
-    @classmethod
-    def missing_field(cls, name: str) -> Fault:
-        """A 200 with a verdict lacking the field ``name``."""
-        return cls("missing", field_name=name)
 
     @classmethod
     def refusal(cls) -> Fault:

@@ -61,7 +61,7 @@ from typing import Any
 from fakes import roles
 from fakes.anthropic_server import RecordedRequest, verdict
 from fakes.generation import default_generation, generated
-from fakes.serving import QuietHandler, ScriptedFake, body_key, question_of
+from fakes.serving import QuietHandler, ScriptedFake, SharedFaults, body_key, question_of
 
 __all__ = [
     "DEFAULT_API_KEY",
@@ -114,7 +114,7 @@ def verdict_text(answer: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class Fault:
+class Fault(SharedFaults):
     """Something other than a clean answer for one call. Build with the class methods."""
 
     kind: str
@@ -155,31 +155,6 @@ class Fault:
             error_type=error_type,
             code=error_code,
         )
-
-    @classmethod
-    def drop_connection(cls) -> Fault:
-        """Read the request, then close the socket without answering."""
-        return cls("drop")
-
-    @classmethod
-    def slow(cls, seconds: float) -> Fault:
-        """Answer with the question's current reply only after ``seconds``."""
-        return cls("slow", seconds=seconds)
-
-    @classmethod
-    def invalid_json(cls) -> Fault:
-        """A 200 whose content is not JSON."""
-        return cls("text", text="All three look fine to me: precision 1, recall 1, accuracy 1.")
-
-    @classmethod
-    def raw_text(cls, text: str) -> Fault:
-        """A 200 whose content is exactly ``text``."""
-        return cls("text", text=text)
-
-    @classmethod
-    def missing_field(cls, name: str) -> Fault:
-        """A 200 with the current reply lacking the field ``name``."""
-        return cls("missing", field_name=name)
 
     @classmethod
     def refusal(cls, text: str = REFUSAL_TEXT) -> Fault:

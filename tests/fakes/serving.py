@@ -23,6 +23,38 @@ from fakes.generation import default_generation
 QUESTION_PATTERN = re.compile(r"<question>(.*?)</question>", re.DOTALL)
 
 
+class SharedFaults:
+    """The faults both fake APIs play alike; each server's ``Fault`` dataclass (fields
+    ``kind``, ``seconds``, ``field_name``, ``text``) adds its own error statuses."""
+
+    @classmethod
+    def drop_connection(cls) -> Self:
+        """Read the request, then close the socket without answering."""
+        return cls("drop")  # type: ignore[call-arg]
+
+    @classmethod
+    def slow(cls, seconds: float) -> Self:
+        """Answer with the question's current reply only after ``seconds``."""
+        return cls("slow", seconds=seconds)  # type: ignore[call-arg]
+
+    @classmethod
+    def invalid_json(cls) -> Self:
+        """A 200 whose answer text is not JSON."""
+        return cls(  # type: ignore[call-arg]
+            "text", text="All three look fine to me: precision 1, recall 1, accuracy 1."
+        )
+
+    @classmethod
+    def raw_text(cls, text: str) -> Self:
+        """A 200 whose answer text is exactly ``text``."""
+        return cls("text", text=text)  # type: ignore[call-arg]
+
+    @classmethod
+    def missing_field(cls, name: str) -> Self:
+        """A 200 with the current reply lacking the field ``name``."""
+        return cls("missing", field_name=name)  # type: ignore[call-arg]
+
+
 def body_key(body: Any) -> str:
     """A request body as the billing counter knows it."""
     return json.dumps(body, sort_keys=True, ensure_ascii=False)
