@@ -205,8 +205,12 @@ def run_environment(
 ) -> dict[str, str]:
     """The environment of a measured run in ``directory``: the fake API, its own checkpoint
     and cache folders, ``older`` (a copy of the package) first on the path, ``variables``."""
+    # As users run it: the bytecode compiled once and kept, whatever this shell says.
+    inherited = {
+        key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"
+    }
     return {
-        **os.environ,
+        **inherited,
         **({"PYTHONPATH": str(older)} if older is not None else {}),
         "ANTHROPIC_BASE_URL": api.base_url,
         "ANTHROPIC_API_KEY": api.api_key,
@@ -432,7 +436,7 @@ def per_question(api: FakeApi, base: Path, quick: bool, before: Path | None = No
     """The tool against a bare SDK loop, both whole processes sending the same judge requests
     for the realistic texts, alternated; per question = the slope between two run sizes, so
     that start-up is not spread over the questions."""
-    sizes = (50, 250) if quick else (200, 1000)
+    sizes = (50, 250) if quick else (200, 2000)
     rounds = 3 if quick else 5
     print(
         f"\n2b. Per-question overhead, whole processes (realistic texts, zero latency, "

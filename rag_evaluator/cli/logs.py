@@ -57,10 +57,27 @@ class DebugLogHandler(RotatingFileHandler):
     record that follows."""
 
     _failed = False
+    # Characters written to the current file, counted rather than asked of the file for every
+    # record (the library checks with two stats, a seek and a tell, and formats each record
+    # twice); ``None`` until the first record.
+    _written: int | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
         if not self._failed:
             super().emit(record)
+
+    def shouldRollover(self, record: logging.LogRecord) -> bool:
+        if self._written is None:
+            path = Path(self.baseFilename)
+            # Only a regular file rolls over (never a device the user pointed the log at).
+            self._written = path.stat().st_size if path.is_file() else -(2**62)
+        # The line's prefix (time, level, logger name) is about 40 characters.
+        self._written += len(record.getMessage()) + len(record.name) + 40
+        return 0 < self.maxBytes <= self._written
+
+    def doRollover(self) -> None:
+        super().doRollover()
+        self._written = None
 
     def handleError(self, record: logging.LogRecord) -> None:
         error = sys.exc_info()[1]

@@ -2,7 +2,8 @@
 
 The engine knows nothing of files or the terminal: it receives question jobs in the seeded
 order, advances each family's task stage by stage, sends each stage's requests to the client
-from a pool of worker threads (``--concurrency``; the client's limiter paces them), and reports
+(from a pool of worker threads with ``--concurrency`` above 1, on its own thread with one; the
+client's limiter paces them), and reports
 through callbacks: a finished stage of an unfinished question (to journal it) and a finished
 question (to checkpoint it). A question is the unit of checkpointing: it is reported once all
 its calls are done.
@@ -380,6 +381,9 @@ class DirectEngine:
         self._on_start = on_start
         self._listener = listener
         self._workers = max(1, concurrency)
+        # One call at a time is made on the calling thread: no hand-off to a worker and back
+        # for every call. A stop request is still answered at once (a watcher thread).
+        self._inline = self._workers == 1
         # With one worker, one question at a time (the spec's sequential run); with more, enough
         # questions open to keep every worker busy while others wait on their next stage.
         self._max_active = 1 if self._workers == 1 else self._workers * 2
@@ -409,7 +413,9 @@ class DirectEngine:
         A deque is consumed as questions open, so a million jobs are not all held to the end.
         """
         waiting = jobs if isinstance(jobs, deque) else deque(jobs)
+        ended = threading.Event()
         self._start_workers()
+        self._watch_for_stop_request(ended)
         try:
             self._until_done(waiting)
             if self._draining is not None:
@@ -419,6 +425,7 @@ class DirectEngine:
             self.stop.set()
             raise
         finally:
+            ended.set()
             self._stop_workers()
 
     def _until_done(self, waiting: deque[QuestionJob]) -> None:
@@ -434,10 +441,14 @@ class DirectEngine:
                         raise RuntimeError("questions left open with no call in flight")
                     return
                 continue
-            try:
-                ticket, outcome = self._done.get(timeout=_POLL_SECONDS)
-            except queue.Empty:
-                continue
+            if self._inline:
+                ticket = self._calls.get_nowait()
+                outcome = self._answer(ticket)
+            else:
+                try:
+                    ticket, outcome = self._done.get(timeout=_POLL_SECONDS)
+                except queue.Empty:
+                    continue
             self._in_flight -= 1
             if isinstance(outcome, BaseException):
                 self._failed(ticket, outcome)
@@ -448,10 +459,6 @@ class DirectEngine:
         if self._interrupt is None or not self._interrupt.is_set() or self._draining is not None:
             return
         self._drain(KeyboardInterrupt())
-        if self._on_stopping is not None:
-            with self._calling_lock:
-                calling = self._calling
-            self._on_stopping(calling)
 
     def _drain(self, reason: BaseException) -> None:
         """Start no call from now on; the calls in flight finish and are kept."""
@@ -573,6 +580,8 @@ class DirectEngine:
     # -- the workers --------------------------------------------------------------------------
 
     def _start_workers(self) -> None:
+        if self._inline:
+            return
         for number in range(self._workers):
             thread = threading.Thread(
                 target=self._work, name=f"rag-eval-call-{number + 1}", daemon=True
@@ -585,25 +594,48 @@ class DirectEngine:
         for number in range(len(self._threads)):
             self._calls.put(_Ticket((_LAST, number), _NO_QUESTION, "", 0, None))  # type: ignore[arg-type]
 
+    def _watch_for_stop_request(self, ended: threading.Event) -> None:
+        """Answer a stop request at once, even while the main thread is making a call: no call
+        starts from then on, and the user is told how many calls the run waits for."""
+        interrupt = self._interrupt
+        if interrupt is None:
+            return
+
+        def watch() -> None:
+            while not ended.is_set():
+                if interrupt.wait(_POLL_SECONDS):
+                    self.stop.set()
+                    with self._calling_lock:
+                        calling = self._calling
+                    if self._on_stopping is not None and not ended.is_set():
+                        self._on_stopping(calling)
+                    return
+
+        threading.Thread(target=watch, name="rag-eval-stop-request", daemon=True).start()
+
     def _work(self) -> None:
         while True:
             ticket = self._calls.get()
             if ticket.question_number == _NO_QUESTION:
                 return
-            if self.stop.is_set() or (self._interrupt is not None and self._interrupt.is_set()):
-                self._done.put((ticket, RunStoppedError("the run is stopping")))
-                continue
+            self._done.put((ticket, self._answer(ticket)))
+
+    def _answer(self, ticket: _Ticket) -> CallOutcome | BaseException:
+        """The call of one ticket, or what it raised (the main thread decides what that means);
+        ``KeyboardInterrupt`` (a second Ctrl-C, on the main thread) goes through."""
+        if self.stop.is_set() or (self._interrupt is not None and self._interrupt.is_set()):
+            return RunStoppedError("the run is stopping")
+        with self._calling_lock:
+            self._calling += 1
+        try:
+            return self._call(ticket.request, f"question {ticket.question_number}")
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # reported to the main thread, which decides
+            if isinstance(error, BudgetExhaustedError | JudgeFatalError):
+                # No worker starts another call once one of these is known.
+                self.stop.set()
+            return error
+        finally:
             with self._calling_lock:
-                self._calling += 1
-            try:
-                outcome = self._call(ticket.request, f"question {ticket.question_number}")
-            except BaseException as error:  # reported to the main thread, which decides
-                if isinstance(error, BudgetExhaustedError | JudgeFatalError):
-                    # No worker starts another call once one of these is known.
-                    self.stop.set()
-                self._done.put((ticket, error))
-            else:
-                self._done.put((ticket, outcome))
-            finally:
-                with self._calling_lock:
-                    self._calling -= 1
+                self._calling -= 1

@@ -7,8 +7,10 @@ reads. Only scored results are stored; a hedged judge question is stored with it
 cached question keeps its majority. Safe under concurrent runs (SQLite's locking, WAL journal,
 a busy timeout); a damaged or unusable cache file is reported once and ignored for the run,
 never fatal, and so are damaged entries (one warning for the run, each such question asked
-again). The cache holds the user's texts: its files are private (0600), its folder created
-0700.
+again). Results are written in groups (a transaction per result would cost a run more than
+its own bookkeeping): at most ``_GROUP_RESULTS`` results or ``_GROUP_SECONDS`` late, and
+whatever is waiting when the cache is closed. The cache holds the user's texts: its files are
+private (0600), its folder created 0700.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ _FILE_MODE = 0o600
 _FOLDER_MODE = 0o700
 # SQLite's files beside the database (created with the database file's mode).
 _SIDE_FILE_SUFFIXES = ("-wal", "-shm", "-journal")
+# A killed run's last results may be missing from the cache (its checkpoint keeps them).
+_GROUP_RESULTS = 64
+_GROUP_SECONDS = 1.0
 
 
 def default_cache_directory() -> Path:
@@ -57,6 +62,9 @@ class ResponseCache:
         self.hits = 0
         self._damage_reported = False
         self._families_held: dict[str, bool] = {}
+        # Results stored but not yet written: key -> (family, JSON text, when).
+        self._waiting: dict[str, tuple[str, str, float]] = {}
+        self._written_at = time.monotonic()
         if path is not None:
             self._open(path)
 
@@ -118,10 +126,15 @@ class ResponseCache:
         """The stored result for ``key``, or ``None``."""
         if self._connection is None:
             return None
+        waiting = self._waiting.get(key)
         try:
-            row = self._connection.execute(
-                "SELECT value FROM results WHERE key = ?", (key,)
-            ).fetchone()
+            row = (
+                (waiting[1],)
+                if waiting is not None
+                else self._connection.execute(
+                    "SELECT value FROM results WHERE key = ?", (key,)
+                ).fetchone()
+            )
         except sqlite3.Error as exc:
             self._disable(exc)
             return None
@@ -160,17 +173,33 @@ class ResponseCache:
         """Store a result (an existing entry for the same key is replaced)."""
         if self._connection is None:
             return
+        self._waiting[key] = (family, json.dumps(value, ensure_ascii=False), time.time())
+        self._families_held[family] = True
+        if (
+            len(self._waiting) >= _GROUP_RESULTS
+            or time.monotonic() - self._written_at >= _GROUP_SECONDS
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the results stored since the last write, in one transaction."""
+        self._written_at = time.monotonic()
+        if self._connection is None or not self._waiting:
+            return
+        rows = [(key, *entry) for key, entry in self._waiting.items()]
+        self._waiting.clear()
         try:
-            self._connection.execute(
+            self._connection.executemany(
                 "INSERT OR REPLACE INTO results (key, family, value, created) VALUES (?, ?, ?, ?)",
-                (key, family, json.dumps(value, ensure_ascii=False), time.time()),
+                rows,
             )
             self._connection.commit()
-            self._families_held[family] = True
         except sqlite3.Error as exc:
             self._disable(exc)
 
     def close(self) -> None:
+        if self._connection is not None:
+            self.flush()
         if self._connection is not None:
             self._connection.close()
             self._connection = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import random
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -368,6 +369,41 @@ def test_a_stop_request_in_a_sequential_run_opens_no_further_question() -> None:
     assert started == [1, 2]  # no question is opened (or announced) once stopping
     assert [model.asked(number) for number in (1, 2, 3, 4)] == [1, 1, 0, 0]
     assert model.answers == 2
+
+
+def test_one_call_at_a_time_is_made_on_the_running_thread_and_a_stop_is_still_told_at_once() -> (
+    None
+):
+    # No hand-off to a worker and back for every call at --concurrency 1; Ctrl-C during the
+    # call is still answered while it is in flight (the user is told it is waited for), and
+    # what it paid for is kept.
+    stop, interrupt = threading.Event(), threading.Event()
+    model = ScriptedModel(stop)
+    threads: list[threading.Thread] = []
+    stopping: list[int] = []
+
+    def told_while_in_flight(call: Call) -> CallOutcome:
+        threads.append(threading.current_thread())
+        interrupt.set()
+        deadline = time.monotonic() + PATIENCE_SECONDS
+        while not stopping and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return model.until_stopping(call)
+
+    def answered(call: Call) -> CallOutcome:
+        threads.append(threading.current_thread())
+        return model.answer(call)
+
+    model.on(2, 1, told_while_in_flight)
+    for number in (1, 3):
+        model.on(number, 1, answered)
+    listener = Listener()
+    with pytest.raises(KeyboardInterrupt):
+        run_engine(model, [1, 2, 3], interrupt=interrupt, listener=listener, stopping=stopping)
+    assert threads == [threading.current_thread()] * 2
+    assert stopping == [1]
+    assert list(listener.questions) == [1, 2]
+    assert model.asked(3) == 0
 
 
 def test_a_stop_request_between_stages_journals_the_finished_stage_and_sends_no_next_one() -> None:
