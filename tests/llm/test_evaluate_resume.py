@@ -305,6 +305,8 @@ def test_ctrl_c_stops_promptly_keeps_the_checkpoint_and_says_how_to_resume(
     assert process.returncode == 130, stderr
     message = " ".join(stderr.split())
     assert message.count("Interrupted after") == 1
+    # The call in flight (made on the run's own thread) is waited for, and the user told so.
+    assert "Stopping: waiting for 1 call(s) in flight" in message
     assert "run the same command again to resume" in message.lower()
     assert "Traceback" not in stderr
     [checkpoint] = workspace.checkpoint_files()
