@@ -448,11 +448,9 @@ def per_question(api: FakeApi, base: Path, quick: bool, before: Path | None = No
     for size, folder in folders.items():
         text = write_realistic_inputs(folder, size)
     print(f"  text per question: {text / sizes[-1] / 1024:.1f} KB")
-    tool = [*MEASURED_CLI, "evaluate", "--model", "haiku", "--yes", "--seed", "1", "--delay", "0"]
-    sdk = [sys.executable, str(REPOSITORY / "benchmarks" / "bare_sdk_judge.py"), ".", "haiku"]
-    cases = {"rag-eval evaluate": tool, "bare SDK loop": sdk}
+    cases = {"rag-eval evaluate": TOOL_JUDGE, "bare SDK loop": BARE_SDK_JUDGE}
     if before is not None:
-        cases["rag-eval before"] = tool
+        cases["rag-eval before"] = TOOL_JUDGE
     figures: dict[tuple[str, int], list[ProcessFigures]] = {}
     for round_number in range(rounds + 1):
         for name, command in cases.items():
@@ -517,20 +515,28 @@ def seconds_to_first_call(
     return seconds
 
 
+TOOL_JUDGE = [*MEASURED_CLI, "evaluate", "--model", "haiku", "--yes", "--seed", "1", "--delay", "0"]
+BARE_SDK_JUDGE = [
+    sys.executable,
+    str(REPOSITORY / "benchmarks" / "bare_sdk_judge.py"),
+    ".",
+    "haiku",
+]
+
+
 def until_first_call(
-    api: FakeApi, directory: Path, environment: dict[str, str]
+    api: FakeApi, directory: Path, environment: dict[str, str], command: list[str] = TOOL_JUDGE
 ) -> tuple[float, str]:
-    """Run ``rag-eval evaluate`` in ``directory`` and stop it (Ctrl-C, a clean stop that keeps
-    the checkpoint) once its first judge call arrives: the seconds from start to that call,
-    and what it wrote to stderr (its CPU and peak RSS last)."""
-    command = [*MEASURED_CLI, "evaluate", "--model", "haiku", "--yes", "--seed", "1"]
+    """Run ``command`` (``rag-eval evaluate``) in ``directory`` and stop it (Ctrl-C, a clean
+    stop that keeps the checkpoint) once its first judge call arrives: the seconds from start
+    to that call, and what it wrote to stderr (its CPU and peak RSS last)."""
     api.arm_first_call()
     started_at = time.time()
     # A file, not a pipe: a run writing more than a pipe holds before its first call would
     # block on it.
     with tempfile.TemporaryFile("w+", encoding="utf-8") as stderr:
         process = subprocess.Popen(
-            [*command, "--delay", "0"],
+            command,
             cwd=directory,
             env=environment,
             stdout=subprocess.DEVNULL,
@@ -567,6 +573,10 @@ def first_call(api: FakeApi, base: Path, quick: bool, before: Path | None = None
             for fresh in (True, False):
                 seconds = seconds_to_first_call(api, directory, fresh=fresh, older=older)
                 times.setdefault(f"{label}{'fresh' if fresh else 'resuming'}", []).append(seconds)
+        # The baseline: a hand-written SDK loop reading the same three files, then calling.
+        environment = run_environment(api, directory)
+        seconds, _ = until_first_call(api, directory, environment, BARE_SDK_JUDGE)
+        times.setdefault("bare SDK loop", []).append(seconds)
     for name, values in times.items():
         shown = ", ".join(f"{value:.2f}" for value in values)
         print(
