@@ -345,3 +345,35 @@ def test_the_chunk_size_is_read_from_the_environment(
     assert load_settings(tmp_path).offline_chunk_rows == 250
     monkeypatch.delenv(OFFLINE_CHUNK_VARIABLE)
     assert load_settings(tmp_path).offline_chunk_rows == 1000
+
+
+def _close(first: object, second: object) -> bool:
+    """The same JSON value, floats to 1e-6 (embeddings batched with other texts differ in
+    their last bits, as SPEC's semantic section allows)."""
+    if isinstance(first, float) and isinstance(second, float):
+        return abs(first - second) <= 1e-6
+    if isinstance(first, dict) and isinstance(second, dict):
+        return first.keys() == second.keys() and all(
+            _close(first[key], second[key]) for key in first
+        )
+    if isinstance(first, list) and isinstance(second, list):
+        return len(first) == len(second) and all(map(_close, first, second))
+    return first == second
+
+
+@pytest.mark.needs_extra("semantic")
+def test_semantic_scores_embedded_a_chunk_at_a_time_are_those_of_one_pass(
+    tmp_path: Path,
+) -> None:
+    _write_inputs(tmp_path / "in", 9)
+    extra = ("--metrics", "semantic,retrieval", "--match", "similarity")
+    whole = _cli_run(
+        tmp_path / "in", tmp_path / "whole", chunk_rows=None, spooled=False, extra=extra
+    )
+    chunked = _cli_run(
+        tmp_path / "in", tmp_path / "chunked", chunk_rows=2, spooled=True, extra=extra
+    )
+    assert whole[0] == chunked[0] == 0, chunked[2]
+    payload = json.loads(whole[1][".json"])
+    assert "bert_score_f1" in payload["columns"]
+    assert _close(json.loads(chunked[1][".json"]), payload)
