@@ -6,6 +6,11 @@ and no temporary file may outlive the run, however it ends."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -377,3 +382,49 @@ def test_semantic_scores_embedded_a_chunk_at_a_time_are_those_of_one_pass(
     payload = json.loads(whole[1][".json"])
     assert "bert_score_f1" in payload["columns"]
     assert _close(json.loads(chunked[1][".json"]), payload)
+
+
+_KILLED_RUN = """
+import os, signal, sys
+from pathlib import Path
+from rag_evaluator.evaluate.request import EvaluateRequest
+from rag_evaluator.evaluate.run import run_evaluation
+from rag_evaluator.settings import Settings
+
+folder = Path(sys.argv[1])
+
+
+class Killed:
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: True
+
+    def work_progress(self, label, done, total):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+request = EvaluateRequest(
+    folder / "questions.csv", folder / "ground_truth.csv", folder / "rag_answers.csv",
+    folder, output_dir=folder / "out", metrics="lexical",
+)
+run_evaluation(request, Settings(None, None, offline_chunk_rows=2), Killed())
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="temporary files are marked with flock")
+def test_the_rows_file_of_a_killed_run_is_removed_by_the_next_run(tmp_path: Path) -> None:
+    _write_inputs(tmp_path, 6)
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_RUN, str(tmp_path)], check=False, capture_output=True
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    output = tmp_path / "out"
+    [left] = output.iterdir()
+    assert left.name.endswith(TEMPORARY_SUFFIX)
+    assert left.read_text(encoding="utf-8").startswith("1,")
+    old = time.time() - 3600
+    os.utime(left, (old, old))
+    outcome = run_evaluation(
+        _request(tmp_path, output), Settings(None, None, offline_chunk_rows=2), _Interaction(output)
+    )
+    assert outcome.results_path is not None and outcome.json_path is not None
+    assert sorted(output.iterdir()) == sorted([outcome.results_path, outcome.json_path])
