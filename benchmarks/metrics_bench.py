@@ -33,7 +33,8 @@ Never asserted in tests; run it by hand:
 
     .venv/bin/python benchmarks/metrics_bench.py [--rows 10000] [--semantic-rows 60]
         [--repeats 5] [--parts 1,2,3,4,5,6,7] [--overlap-rows 10000] [--offline-rows 20000]
-        [--offline-families overlap,lexical] [--before DIR]
+        [--offline-families overlap,lexical] [--before DIR] [--offline-cases streamed]
+        [--no-warm-up]
 
 ``--before DIR`` (a folder holding an older ``rag_evaluator/``) runs that copy too in part 7.
 """
@@ -477,8 +478,18 @@ def _process_figures(
 _BARE_BASELINES = {"overlap": "bare_overlap_metrics.py"}
 
 
+# Part 7's cases: rag-eval with its inputs held and streamed, and the libraries directly.
+OFFLINE_CASES = ("held", "streamed", "libraries")
+
+
 def bench_offline_processes(
-    rows: int, repeats: int, families: Sequence[str] = ("overlap",), before: Path | None = None
+    rows: int,
+    repeats: int,
+    families: Sequence[str] = ("overlap",),
+    before: Path | None = None,
+    *,
+    kinds: Sequence[str] = OFFLINE_CASES,
+    warm_up: bool = True,
 ) -> None:
     heading(
         f"7. --metrics {' / '.join(families)} as whole processes on {rows:,} realistic rows (a "
@@ -486,7 +497,8 @@ def bench_offline_processes(
         "rag-eval, its inputs held and streamed into the spool"
         + (", and the package in --before" if before is not None else "")
         + ", against sacreBLEU and rouge-score called directly (bare_overlap_metrics.py) for "
-        f"overlap; alternated, {repeats} round(s) after a warm-up, medians"
+        f"overlap; alternated, {repeats} round(s){' after a warm-up' if warm_up else ''}, "
+        "medians"
     )
     # The judge benchmark's data and its measured rag-eval process.
     from judge_bench import MEASURED_CLI, write_realistic_inputs_quickly
@@ -496,26 +508,33 @@ def bench_offline_processes(
         write_realistic_inputs_quickly(folder, rows)
         for family in families:
             tool = [*MEASURED_CLI, "evaluate", "--metrics", family]
-            cases: dict[str, tuple[list[str], str, Path | None]] = {
-                "rag-eval, held": (tool, "1000000", None),
-                "rag-eval, streamed": (tool, "0", None),
-            }
-            if before is not None:
-                cases["before, held"] = (tool, "1000000", before)
-                cases["before, streamed"] = (tool, "0", before)
-            if family in _BARE_BASELINES:
-                bare = Path(__file__).resolve().parent / _BARE_BASELINES[family]
-                cases["libraries directly"] = ([sys.executable, str(bare), "."], "0", None)
+            cases = _offline_cases(tool, family, before, kinds)
             figures: dict[str, list[tuple[float, float, int]]] = {name: [] for name in cases}
-            for round_number in range(repeats + 1):
+            for round_number in range(repeats + warm_up):
                 for name, (command, spool_mb, older) in cases.items():
                     measured = _process_figures(command, folder, spool_mb, older)
-                    if round_number:
+                    if round_number or not warm_up:
                         figures[name].append(measured)
             print(f"  --metrics {family}:")
             _print_offline_processes(figures, rows)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _offline_cases(
+    tool: list[str], family: str, before: Path | None, kinds: Sequence[str]
+) -> dict[str, tuple[list[str], str, Path | None]]:
+    """Part 7's processes by name: (command, RAG_EVAL_SPOOL_MB, the older package or None)."""
+    cases: dict[str, tuple[list[str], str, Path | None]] = {}
+    for kind, spool_mb in (("held", "1000000"), ("streamed", "0")):
+        if kind in kinds:
+            cases[f"rag-eval, {kind}"] = (tool, spool_mb, None)
+            if before is not None:
+                cases[f"before, {kind}"] = (tool, spool_mb, before)
+    if "libraries" in kinds and family in _BARE_BASELINES:
+        bare = Path(__file__).resolve().parent / _BARE_BASELINES[family]
+        cases["libraries directly"] = ([sys.executable, str(bare), "."], "0", None)
+    return cases
 
 
 def _print_offline_processes(figures: dict[str, list[tuple[float, float, int]]], rows: int) -> None:
@@ -545,6 +564,12 @@ def main() -> None:
     parser.add_argument(
         "--before", type=Path, help="part 7: a folder holding an older rag_evaluator/, run too"
     )
+    parser.add_argument(
+        "--offline-cases", default=",".join(OFFLINE_CASES), help="part 7's cases, e.g. streamed"
+    )
+    parser.add_argument(
+        "--warm-up", action=argparse.BooleanOptionalAction, default=True, help="part 7"
+    )
     parser.add_argument("--parts", default="1,2,3,4,5,6,7", help="which parts to run, e.g. 3,4")
     arguments = parser.parse_args()
     parts = {part.strip() for part in arguments.parts.split(",")}
@@ -568,6 +593,8 @@ def main() -> None:
             min(arguments.repeats, 3),
             [family.strip() for family in arguments.offline_families.split(",")],
             arguments.before.resolve() if arguments.before is not None else None,
+            kinds=[kind.strip() for kind in arguments.offline_cases.split(",")],
+            warm_up=arguments.warm_up,
         )
 
 
