@@ -24,14 +24,19 @@ prints min / median / max with ``benchmarks/timing.py``; quote medians, with the
    (each chunk tokenized once, rapidfuzz's LCS on token codes); then the retrieval family
    with exact and overlap matching on --overlap-rows questions of 10 retrieved and 3
    golden chunks.
-7. ``--metrics overlap`` as whole processes on realistic rows: rag-eval with its inputs held
-   and streamed into the spool, against sacreBLEU and rouge-score called directly
-   (``bare_overlap_metrics.py``): wall, CPU and peak RSS.
+7. ``--metrics overlap`` (or the families of ``--offline-families``) as whole processes on
+   ``--offline-rows`` realistic rows: rag-eval with its inputs held and streamed into the
+   spool, against sacreBLEU and rouge-score called directly (``bare_overlap_metrics.py``,
+   overlap only): wall, CPU and peak RSS.
 
 Never asserted in tests; run it by hand:
 
     .venv/bin/python benchmarks/metrics_bench.py [--rows 10000] [--semantic-rows 60]
         [--repeats 5] [--parts 1,2,3,4,5,6,7] [--overlap-rows 10000] [--offline-rows 20000]
+        [--offline-families overlap,lexical] [--before DIR] [--offline-cases streamed]
+        [--no-warm-up]
+
+``--before DIR`` (a folder holding an older ``rag_evaluator/``) runs that copy too in part 7.
 """
 
 from __future__ import annotations
@@ -444,9 +449,14 @@ def bench_overlap_matching(pair_rows: int, rows: int, repeats: int) -> None:
         print(f"  {name}: median {rows_per_second(wall[name].median, rows)} wall-clock")
 
 
-def _process_figures(command: list[str], folder: Path, spool_mb: str) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds and peak RSS (KB) of ``command`` run in ``folder``."""
+def _process_figures(
+    command: list[str], folder: Path, spool_mb: str, older: Path | None = None
+) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds and peak RSS (KB) of ``command`` run in ``folder``; with
+    ``older``, the copy of the package in that folder."""
     environment = {**os.environ, "RAG_EVAL_SPOOL_MB": spool_mb, "TMPDIR": str(folder)}
+    if older is not None:
+        environment["PYTHONPATH"] = str(older)
     shutil.rmtree(folder / "Evaluation_Runs", ignore_errors=True)
     started = time.perf_counter()
     completed = subprocess.run(
@@ -463,12 +473,31 @@ def _process_figures(command: list[str], folder: Path, spool_mb: str) -> tuple[f
     return wall, reported["CPU_S"], int(reported["PEAK_RSS_KB"])
 
 
-def bench_offline_processes(rows: int, repeats: int) -> None:
+# Part 7's baseline per family: the libraries called directly (overlap only; lexical is the
+# tool's own code, so it is compared with the tool before).
+_BARE_BASELINES = {"overlap": "bare_overlap_metrics.py"}
+
+
+# Part 7's cases: rag-eval with its inputs held and streamed, and the libraries directly.
+OFFLINE_CASES = ("held", "streamed", "libraries")
+
+
+def bench_offline_processes(
+    rows: int,
+    repeats: int,
+    families: Sequence[str] = ("overlap",),
+    before: Path | None = None,
+    *,
+    kinds: Sequence[str] = OFFLINE_CASES,
+    warm_up: bool = True,
+) -> None:
     heading(
-        f"7. --metrics overlap as whole processes on {rows:,} realistic rows (a 600-character "
-        "answer, a 300-character ground truth, five 1,500-character contexts): rag-eval, its "
-        "inputs held and streamed into the spool, against sacreBLEU and rouge-score called "
-        f"directly (bare_overlap_metrics.py); alternated, {repeats} rounds after a warm-up, "
+        f"7. --metrics {' / '.join(families)} as whole processes on {rows:,} realistic rows (a "
+        "600-character answer, a 300-character ground truth, five 1,500-character contexts): "
+        "rag-eval, its inputs held and streamed into the spool"
+        + (", and the package in --before" if before is not None else "")
+        + ", against sacreBLEU and rouge-score called directly (bare_overlap_metrics.py) for "
+        f"overlap; alternated, {repeats} round(s){' after a warm-up' if warm_up else ''}, "
         "medians"
     )
     # The judge benchmark's data and its measured rag-eval process.
@@ -477,22 +506,35 @@ def bench_offline_processes(rows: int, repeats: int) -> None:
     folder = Path(tempfile.mkdtemp(prefix="metrics-bench-"))
     try:
         write_realistic_inputs_quickly(folder, rows)
-        tool = [*MEASURED_CLI, "evaluate", "--metrics", "overlap"]
-        bare = [sys.executable, str(Path(__file__).resolve().parent / "bare_overlap_metrics.py")]
-        cases = {
-            "rag-eval, held": (tool, "1000000"),
-            "rag-eval, streamed": (tool, "0"),
-            "libraries directly": ([*bare, "."], "0"),
-        }
-        figures: dict[str, list[tuple[float, float, int]]] = {name: [] for name in cases}
-        for round_number in range(repeats + 1):
-            for name, (command, spool_mb) in cases.items():
-                measured = _process_figures(command, folder, spool_mb)
-                if round_number:
-                    figures[name].append(measured)
-        _print_offline_processes(figures, rows)
+        for family in families:
+            tool = [*MEASURED_CLI, "evaluate", "--metrics", family]
+            cases = _offline_cases(tool, family, before, kinds)
+            figures: dict[str, list[tuple[float, float, int]]] = {name: [] for name in cases}
+            for round_number in range(repeats + warm_up):
+                for name, (command, spool_mb, older) in cases.items():
+                    measured = _process_figures(command, folder, spool_mb, older)
+                    if round_number or not warm_up:
+                        figures[name].append(measured)
+            print(f"  --metrics {family}:")
+            _print_offline_processes(figures, rows)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _offline_cases(
+    tool: list[str], family: str, before: Path | None, kinds: Sequence[str]
+) -> dict[str, tuple[list[str], str, Path | None]]:
+    """Part 7's processes by name: (command, RAG_EVAL_SPOOL_MB, the older package or None)."""
+    cases: dict[str, tuple[list[str], str, Path | None]] = {}
+    for kind, spool_mb in (("held", "1000000"), ("streamed", "0")):
+        if kind in kinds:
+            cases[f"rag-eval, {kind}"] = (tool, spool_mb, None)
+            if before is not None:
+                cases[f"before, {kind}"] = (tool, spool_mb, before)
+    if "libraries" in kinds and family in _BARE_BASELINES:
+        bare = Path(__file__).resolve().parent / _BARE_BASELINES[family]
+        cases["libraries directly"] = ([sys.executable, str(bare), "."], "0", None)
+    return cases
 
 
 def _print_offline_processes(figures: dict[str, list[tuple[float, float, int]]], rows: int) -> None:
@@ -500,12 +542,12 @@ def _print_offline_processes(figures: dict[str, list[tuple[float, float, int]]],
         name: tuple(statistics.median(run[index] for run in runs) for index in range(3))
         for name, runs in figures.items()
     }
-    _, bare_cpu, _ = medians["libraries directly"]
+    bare = medians.get("libraries directly")
     for name, (wall, cpu, peak) in medians.items():
+        ratio = f" ({cpu / bare[1]:.2f}x the libraries' CPU)" if bare is not None else ""
         print(
-            f"  {name:<19} wall {wall:6.1f} s, CPU {cpu:6.1f} s "
-            f"({cpu / bare_cpu:.2f}x the libraries' CPU), peak RSS {peak / 1024:.0f} MB, "
-            f"{rows / wall:,.0f} rows/s"
+            f"    {name:<19} wall {wall:6.1f} s, CPU {cpu:6.1f} s{ratio}, "
+            f"peak RSS {peak / 1024:.0f} MB, {rows / wall:,.0f} rows/s"
         )
 
 
@@ -515,7 +557,19 @@ def main() -> None:
     parser.add_argument("--semantic-rows", type=int, default=60)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--overlap-rows", type=int, default=10_000)
-    parser.add_argument("--offline-rows", type=int, default=20_000)
+    parser.add_argument("--offline-rows", type=int, default=20_000, help="part 7's rows")
+    parser.add_argument(
+        "--offline-families", default="overlap", help="part 7's families, e.g. overlap,lexical"
+    )
+    parser.add_argument(
+        "--before", type=Path, help="part 7: a folder holding an older rag_evaluator/, run too"
+    )
+    parser.add_argument(
+        "--offline-cases", default=",".join(OFFLINE_CASES), help="part 7's cases, e.g. streamed"
+    )
+    parser.add_argument(
+        "--warm-up", action=argparse.BooleanOptionalAction, default=True, help="part 7"
+    )
     parser.add_argument("--parts", default="1,2,3,4,5,6,7", help="which parts to run, e.g. 3,4")
     arguments = parser.parse_args()
     parts = {part.strip() for part in arguments.parts.split(",")}
@@ -534,7 +588,14 @@ def main() -> None:
     if "6" in parts:
         bench_overlap_matching(40, arguments.overlap_rows, arguments.repeats)
     if "7" in parts:
-        bench_offline_processes(arguments.offline_rows, min(arguments.repeats, 3))
+        bench_offline_processes(
+            arguments.offline_rows,
+            min(arguments.repeats, 3),
+            [family.strip() for family in arguments.offline_families.split(",")],
+            arguments.before.resolve() if arguments.before is not None else None,
+            kinds=[kind.strip() for kind in arguments.offline_cases.split(",")],
+            warm_up=arguments.warm_up,
+        )
 
 
 if __name__ == "__main__":

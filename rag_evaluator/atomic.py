@@ -91,6 +91,23 @@ def open_atomic(
     _fsync_directory(path.parent)
 
 
+@contextlib.contextmanager
+def scratch_file(folder: Path, name: str) -> Iterator[BinaryIO]:
+    """A temporary file in ``folder`` to write and read back, removed when the block ends,
+    however it ends. Named and locked as an atomic write's temporary file is, so that one
+    left by a killed run is removed by the next atomic write in that folder."""
+    handle, temp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMPORARY_SUFFIX, dir=folder)
+    lock = _lock(handle)
+    try:
+        with os.fdopen(handle, "w+b") as temp_file:
+            yield temp_file
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        if lock is not None:
+            os.close(lock)
+
+
 def _lock(handle: int) -> int | None:
     """Lock the open temporary file (released when the process ends, even by ``kill -9``);
     the descriptor that holds the lock, ``None`` where there is no ``flock``."""

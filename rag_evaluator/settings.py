@@ -17,6 +17,11 @@ CACHE_DIR_VARIABLE = "RAG_EVAL_CACHE_DIR"
 # Input files larger than this in all (megabytes) are read into an on-disk spool, not held.
 SPOOL_VARIABLE = "RAG_EVAL_SPOOL_MB"
 DEFAULT_SPOOL_MEGABYTES = 64.0
+# Questions a run of offline families only scores and writes together: only one chunk's
+# texts, embeddings and scores are held. Large enough that a chunk's model batches are full
+# and its per-chunk costs vanish, small enough that a chunk of long texts is a few megabytes.
+OFFLINE_CHUNK_VARIABLE = "RAG_EVAL_OFFLINE_CHUNK_ROWS"
+DEFAULT_OFFLINE_CHUNK_ROWS = 1000
 
 
 # What each provider of ``--model PROVIDER/MODEL`` needs from the environment (one of each
@@ -45,6 +50,8 @@ class Settings:
     cache_dir: Path | None = None
     # Three input CSVs larger than this together are spooled to disk as they are read.
     spool_above_bytes: int = int(DEFAULT_SPOOL_MEGABYTES * 1024 * 1024)
+    # Questions a run of offline families only scores and writes at a time.
+    offline_chunk_rows: int = DEFAULT_OFFLINE_CHUNK_ROWS
     # The variables of PROVIDER_VARIABLES and OPTIONAL_PROVIDER_VARIABLES that are set (not
     # empty), by name.
     provider_values: Mapping[str, str] = field(default_factory=dict)
@@ -88,6 +95,7 @@ def load_settings(working_directory: Path | None = None) -> Settings:
         checkpoint_dir=Path(checkpoint_dir).expanduser() if checkpoint_dir else None,
         cache_dir=Path(cache_dir).expanduser() if cache_dir else None,
         spool_above_bytes=_spool_above_bytes(os.environ.get(SPOOL_VARIABLE, "").strip()),
+        offline_chunk_rows=_offline_chunk_rows(os.environ.get(OFFLINE_CHUNK_VARIABLE, "").strip()),
         provider_values=provider_values,
     )
 
@@ -107,6 +115,18 @@ def _spool_above_bytes(value: str) -> int:
             "or unset it"
         )
     return int(megabytes * 1024 * 1024)
+
+
+def _offline_chunk_rows(value: str) -> int:
+    """``RAG_EVAL_OFFLINE_CHUNK_ROWS``: a whole number of questions, at least 1."""
+    if not value:
+        return DEFAULT_OFFLINE_CHUNK_ROWS
+    if not value.isascii() or not value.isdigit() or int(value) < 1:
+        raise ConfigError(
+            f"{OFFLINE_CHUNK_VARIABLE} is {value!r}, not a whole number of questions. Set it "
+            f"to a number such as {DEFAULT_OFFLINE_CHUNK_ROWS}, or unset it"
+        )
+    return int(value)
 
 
 def _read_env_file(env_file: Path) -> dict[str, str | None]:

@@ -149,6 +149,11 @@ def stdin_is_terminal() -> bool:
         return False
 
 
+# What a long offline step counts, by its label: texts (embedding, BERTScore), or the
+# questions of an offline run scored a chunk at a time ("Scoring").
+_WORK_UNITS = {"Scoring": "questions"}
+
+
 class RunProgress:
     """What a run shows while it works: a progress bar on a terminal, plain lines otherwise.
 
@@ -205,7 +210,7 @@ class RunProgress:
             tenth = done * 10 // total if total else 10
             if tenth > self._work_tenths.get(label, -1):
                 self._work_tenths[label] = tenth
-                progress(f"{label} {done}/{total} texts...")
+                progress(f"{label} {done}/{total} {_WORK_UNITS.get(label, 'texts')}...")
             return
         bar = self._ensure_started()
         task = self._work.get(label)

@@ -4,7 +4,7 @@ offline families only (no key, no call, no prompt, no checkpoint)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -19,15 +19,19 @@ from rag_evaluator.evaluate.request import (
 )
 from rag_evaluator.families.base import JudgedFamily
 from rag_evaluator.inputs.records import EvaluationItem
-from rag_evaluator.offline.families import compute_offline
+from rag_evaluator.offline.families import compute_offline, log_offline_notes, offline_scoring
 from rag_evaluator.offline.runner import EmptyMetric
 from rag_evaluator.results.gates import check_thresholds, failures_of
 from rag_evaluator.results.groups import GroupTally
 from rag_evaluator.results.rows import ResultRows
 from rag_evaluator.results.summary import RowTally, RunFacts, summary_lines
-from rag_evaluator.results.writer import prepare_output_directory, write_results
+from rag_evaluator.results.writer import PendingRows, prepare_output_directory
+from rag_evaluator.settings import DEFAULT_OFFLINE_CHUNK_ROWS
 
 logger = logging.getLogger(__name__)
+
+# The progress of a run scored in more than one chunk: questions scored of all.
+SCORING_PROGRESS = "Scoring"
 
 
 @dataclass(frozen=True)
@@ -65,36 +69,60 @@ def offline_run(
     plan: RunPlan,
     items: Sequence[EvaluationItem],
     started_at: datetime,
+    chunk_rows: int = DEFAULT_OFFLINE_CHUNK_ROWS,
 ) -> RunOutcome:
-    """A run of offline metric families only: no key, no call, no prompt, no checkpoint."""
+    """A run of offline metric families only: no key, no call, no prompt, no checkpoint.
+
+    The items are scored ``chunk_rows`` at a time and each chunk's rows written to a
+    temporary file in the output folder as it finishes, while the summary is tallied; the
+    results file is then written whole (summary, then the rows copied). The temporary files
+    are removed however the run ends.
+    """
     selected = items if request.limit is None else items[: request.limit]
     interaction.show_plan(plan)
     prepare_output_directory(request.output_dir)
-    offline = offline_scores(request, plan, selected, interaction)
-    metric_columns = offline.columns
-    interaction.finished()
-    rows = ResultRows(selected, None, offline.scores)
-    carried = carried_columns(plan, (), metric_columns)
-    facts = RunFacts(
-        judged=False,
-        coverage=plan.coverage,
-        metric_columns=metric_columns,
-        metadata_columns=carried,
+    scoring = offline_scoring(
+        plan.families,
+        replace(request.metric_options, references=not request.reference_free),
+        interaction.info,
+        answers_file=request.input_paths[2],
+        ground_truth_file=request.input_paths[1],
+        on_progress=interaction.work_progress,
     )
-    tally, group_tally = tally_rows(rows, plan.group_by, (), metric_columns)
-    summary = summary_lines(tally, facts)
-    groups = group_tally.summaries() if group_tally is not None else []
-    results_path, json_path = write_results(
+    metric_columns = list(scoring.columns)
+    carried = carried_columns(plan, (), metric_columns)
+    tally = RowTally((), metric_columns)
+    group_tally = GroupTally(plan.group_by, (), metric_columns) if plan.group_by else None
+    with PendingRows(
         request.output_dir,
-        started_at,
-        summary,
-        rows,
         families=[],
         metric_columns=metric_columns,
-        with_json=request.write_json,
         metadata_columns=carried,
-        groups=groups,
-    )
+        with_json=request.write_json,
+    ) as pending:
+        total, done = len(selected), 0
+        for chunk in scoring.chunks(_in_number_order(selected), chunk_rows):
+            rows = ResultRows(chunk.items, None, chunk.scores)
+            pending.add(rows)
+            for row in rows:
+                tally.add(row)
+                if group_tally is not None:
+                    group_tally.add(row)
+            done += len(chunk.items)
+            if total > chunk_rows:
+                interaction.work_progress(SCORING_PROGRESS, done, total)
+        notes = scoring.notes()
+        log_offline_notes(notes)
+        interaction.finished()
+        facts = RunFacts(
+            judged=False,
+            coverage=plan.coverage,
+            metric_columns=metric_columns,
+            metadata_columns=carried,
+        )
+        summary = summary_lines(tally, facts)
+        groups = group_tally.summaries() if group_tally is not None else []
+        results_path, json_path = pending.publish(started_at, summary, groups)
     logger.info("Results written to %s", results_path)
     gate_checks = check_thresholds(request.fail_under, tally.observed_values())
     return RunOutcome(
@@ -107,8 +135,16 @@ def offline_run(
         gate_checks=gate_checks,
         groups=groups,
         reference_free=request.reference_free,
-        not_applicable=offline.empty,
+        not_applicable=list(notes.empty),
     )
+
+
+def _in_number_order(items: Sequence[EvaluationItem]) -> Iterable[EvaluationItem]:
+    """The items in question-number order, the order of the results' rows (a spool's are
+    read in that order already)."""
+    if getattr(items, "in_number_order", False):
+        return items
+    return sorted(items, key=lambda item: item.question_number)
 
 
 def tally_rows(

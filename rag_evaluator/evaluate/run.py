@@ -169,5 +169,7 @@ def _run_inputs(
         reference_note=reference_note,
     )
     if setup is None:
-        return offline_run(request, interaction, base_plan, items, started_at)
+        return offline_run(
+            request, interaction, base_plan, items, started_at, settings.offline_chunk_rows
+        )
     return judged_run(request, settings, interaction, base_plan, setup, items, started_at)

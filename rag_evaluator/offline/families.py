@@ -32,7 +32,8 @@ from rag_evaluator.offline.runner import (
     EmptyMetric,
     InputFileNames,
     MetricOptions,
-    compute_offline_metrics,
+    OfflineNotes,
+    OfflineScoring,
     families_with_inputs,
     validate_options,
 )
@@ -145,6 +146,39 @@ def check_offline_ready(families: MetricFamilies, options: MetricOptions) -> Non
         embeddings.require_semantic_extra(embeddings.SIMILARITY_MATCH_FEATURE)
 
 
+def offline_scoring(
+    families: MetricFamilies,
+    options: MetricOptions,
+    progress: Callable[[str], None],
+    *,
+    answers_file: str | PathLike[str] | None = None,
+    ground_truth_file: str | PathLike[str] | None = None,
+    on_progress: BatchProgress | None = None,
+) -> OfflineScoring:
+    """The run's offline families, ready to score its items a chunk at a time.
+
+    ``answers_file`` and ``ground_truth_file`` are the input files as the user gave them
+    (``--answers``, ``--ground-truth``), named in the warnings about missing columns;
+    ``on_progress(label, done, total)`` follows the batches of the embedding and BERTScore
+    passes (for a progress bar).
+    """
+    defaults = InputFileNames()
+    input_files = InputFileNames(
+        answers=defaults.answers if answers_file is None else str(answers_file),
+        ground_truth=defaults.ground_truth if ground_truth_file is None else str(ground_truth_file),
+    )
+    return OfflineScoring(families.offline, options, progress, input_files, on_progress)
+
+
+def log_offline_notes(notes: OfflineNotes) -> None:
+    """The metrics left empty go to the log (a table after the summary shows them); the
+    hints the user should act on are warnings."""
+    for metric in notes.empty:
+        logger.info("%s", metric.message())
+    for hint in notes.hints:
+        logger.warning(hint)
+
+
 def compute_offline(
     families: MetricFamilies,
     items: Sequence[EvaluationItem],
@@ -157,28 +191,25 @@ def compute_offline(
 ) -> tuple[list[str], dict[int, dict[str, float | str | None]], list[EmptyMetric]]:
     """The offline metric columns, their values per question number (none when not asked)
     and the metrics left empty for some questions (for the table after the summary; each is
-    also in the log). Hints the user should act on are warnings.
-
-    ``answers_file`` and ``ground_truth_file`` are the input files as the user gave them
-    (``--answers``, ``--ground-truth``), named in the warnings about missing columns;
-    ``on_progress(label, done, total)`` follows the batches of the embedding and BERTScore
-    passes (for a progress bar).
+    also in the log), every item scored at once (see ``offline_scoring``). Hints the user
+    should act on are warnings.
     """
     if not families.offline:
         return [], {}, []
-    defaults = InputFileNames()
-    input_files = InputFileNames(
-        answers=defaults.answers if answers_file is None else str(answers_file),
-        ground_truth=defaults.ground_truth if ground_truth_file is None else str(ground_truth_file),
+    scoring = offline_scoring(
+        families,
+        options,
+        progress,
+        answers_file=answers_file,
+        ground_truth_file=ground_truth_file,
+        on_progress=on_progress,
     )
-    result = compute_offline_metrics(
-        items, families.offline, options, progress, input_files, on_progress
-    )
-    for metric in result.empty:
-        logger.info("%s", metric.message())
-    for hint in result.hints:
-        logger.warning(hint)
-    return list(result.columns), dict(result.scores), list(result.empty)
+    scores: dict[int, dict[str, float | str | None]] = {}
+    for chunk in scoring.chunks(items, None):
+        scores.update(chunk.scores)
+    notes = scoring.notes()
+    log_offline_notes(notes)
+    return list(notes.columns), scores, list(notes.empty)
 
 
 def read_fallback_phrases(raw: str) -> tuple[str, ...]:

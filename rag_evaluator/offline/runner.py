@@ -3,16 +3,20 @@ quality.
 
 Walks the metric registry over the run's items and returns one score per question and
 metric column (``None`` where the inputs are missing or the metric is undefined), plus one
-warning per metric that left cells empty. Semantic scores and similarity matching use one
-embedding pass over every distinct text of the run. Prints nothing.
+warning per metric that left cells empty. ``OfflineScoring`` scores the items a chunk at a
+time (an evaluate run streams its rows so); ``compute_offline_metrics`` scores them as one
+chunk. Semantic scores and similarity matching use one embedding pass over every distinct
+text of a chunk. Prints nothing.
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from rag_evaluator.errors import UsageError
@@ -55,6 +59,9 @@ __all__ = [
     "InputFileNames",
     "MetricOptions",
     "OfflineMetricsResult",
+    "OfflineNotes",
+    "OfflineScoring",
+    "ScoredChunk",
     "compute_offline_metrics",
     "families_with_inputs",
     "metric_columns",
@@ -210,7 +217,11 @@ class _EmptyCells:
     """Collects, per metric, which questions were left empty and why."""
 
     def __init__(self) -> None:
-        self._by_metric: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        # Question numbers 8 bytes each: a metric left empty for a whole large run keeps one
+        # number per question until the end.
+        self._by_metric: dict[str, dict[str, array[int]]] = defaultdict(
+            lambda: defaultdict(lambda: array("q"))
+        )
 
     def add(self, metric: str, reason: str, question_number: int) -> None:
         self._by_metric[metric][reason].append(question_number)
@@ -269,47 +280,160 @@ def compute_offline_metrics(
     (``"Embedding"``) and BERTScore (``"BERTScore"``) passes. ``input_files`` names the
     answers and ground-truth files in warnings (default: the default file names).
     """
-    chosen = _validated_families(families)
-    validate_options(options)
-    report = progress or (lambda _message: None)
-    similarity_retrieval = RETRIEVAL in chosen and options.match == SIMILARITY
-    if OVERLAP in chosen:
-        overlap.require_overlap_extra()
-    embeddings: EmbeddingTable | None = None
-    bert_scores: dict[tuple[str, str], BertScores] = {}
-    if SEMANTIC in chosen or similarity_retrieval:
-        embeddings = _embed_run(items, chosen, options, similarity_retrieval, report, on_progress)
-    columns = [name for family in chosen for name in _run_metrics(family, options.references)]
-    if SEMANTIC in chosen and any(name.startswith(_BERT_SCORE) for name in columns):
-        bert_scores = _bert_score_run(items, options, report, on_progress)
-
-    run = _RunData(
-        options,
-        embeddings,
-        bert_scores,
-        input_files or InputFileNames(),
-        quality.FallbackPhrases.for_option(options.fallback_phrases),
-        ChunkTokens(),
-    )
-    empty = _EmptyCells()
+    scoring = OfflineScoring(families, options, progress, input_files, on_progress)
     scores: dict[int, dict[str, float | str | None]] = {}
-    tables = {family: _run_metrics(family, options.references) for family in chosen}
-    for item in items:
-        row: dict[str, float | str | None] = {}
-        for family in chosen:
-            _score_family(tables[family], item, _INPUT_BUILDERS[family], run, row, empty)
-        scores[item.question_number] = row
-    empty_metrics = empty.metrics(columns, len(items))
-    hints = _families_without_values(tables, scores, empty_metrics)
-    if QUALITY in chosen and options.require_citations:
-        hints += _no_citation_warning(items, scores)
-    warnings = [metric.message() for metric in empty_metrics] + hints
-    return OfflineMetricsResult(columns, scores, warnings, empty_metrics, hints)
+    for chunk in scoring.chunks(items, None):
+        scores.update(chunk.scores)
+    notes = scoring.notes()
+    return OfflineMetricsResult(
+        notes.columns, scores, notes.warnings, list(notes.empty), list(notes.hints)
+    )
+
+
+@dataclass(frozen=True)
+class ScoredChunk:
+    """Consecutive items of a run and their scores by question number."""
+
+    items: list[EvaluationItem]
+    scores: dict[int, dict[str, float | str | None]]
+
+
+@dataclass(frozen=True)
+class OfflineNotes:
+    """What a run says once every row is scored: its columns, the metrics left empty for
+    some questions and the hints the user should act on."""
+
+    columns: list[str]
+    empty: tuple[EmptyMetric, ...]
+    hints: tuple[str, ...]
+
+    @property
+    def warnings(self) -> list[str]:
+        """Every note: one per metric left empty, then the hints."""
+        return [metric.message() for metric in self.empty] + list(self.hints)
+
+
+class OfflineScoring:
+    """The offline families of a run, scoring its items a chunk at a time.
+
+    Only the chunk being scored is held (its texts, its embeddings and BERTScores, its
+    scores); what the end of the run needs (the metrics left empty, the families without
+    any value, whether any answer cites) is kept as running counts. A chunk's scores do not
+    depend on the other chunks: scoring in chunks of any size gives the same values.
+    """
+
+    def __init__(
+        self,
+        families: Sequence[str],
+        options: MetricOptions,
+        progress: Progress | None = None,
+        input_files: InputFileNames | None = None,
+        on_progress: BatchProgress | None = None,
+    ) -> None:
+        self.chosen = _validated_families(families)
+        validate_options(options)
+        self.options = options
+        self._report = progress or _silent
+        self._on_progress = on_progress
+        self._input_files = input_files or InputFileNames()
+        self._fallbacks = quality.FallbackPhrases.for_option(options.fallback_phrases)
+        self._similarity_retrieval = RETRIEVAL in self.chosen and options.match == SIMILARITY
+        if OVERLAP in self.chosen:
+            overlap.require_overlap_extra()
+        self.tables = {family: _run_metrics(family, options.references) for family in self.chosen}
+        self.columns = [name for table in self.tables.values() for name in table]
+        self._bert_score = SEMANTIC in self.chosen and any(
+            name.startswith(_BERT_SCORE) for name in self.columns
+        )
+        self._empty = _EmptyCells()
+        self._rows = 0
+        self._families_with_values: set[str] = set()
+        self._failed_citations = 0
+        self._any_cited = False
+
+    def chunks(
+        self, items: Iterable[EvaluationItem], chunk_rows: int | None
+    ) -> Iterator[ScoredChunk]:
+        """The items' scores, ``chunk_rows`` items at a time (all at once with ``None``), in
+        the items' order. Models are announced (``progress``) with the first chunk only."""
+        iterator = iter(items)
+        first = True
+        while True:
+            batch = list(iterator if chunk_rows is None else islice(iterator, chunk_rows))
+            if not batch and not first:
+                return
+            yield ScoredChunk(batch, self._score_chunk(batch, first))
+            first = False
+            if chunk_rows is None:
+                return
+
+    def _score_chunk(
+        self, items: list[EvaluationItem], announce: bool
+    ) -> dict[int, dict[str, float | str | None]]:
+        report = self._report if announce else _silent
+        embeddings: EmbeddingTable | None = None
+        bert_scores: dict[tuple[str, str], BertScores] = {}
+        # The first chunk loads the models even when empty, as a run of no item does.
+        if (items or announce) and (SEMANTIC in self.chosen or self._similarity_retrieval):
+            embeddings = _embed_run(
+                items,
+                self.chosen,
+                self.options,
+                self._similarity_retrieval,
+                report,
+                self._on_progress,
+            )
+        if (items or announce) and self._bert_score:
+            bert_scores = _bert_score_run(items, self.options, report, self._on_progress)
+        run = _RunData(
+            self.options,
+            embeddings,
+            bert_scores,
+            self._input_files,
+            self._fallbacks,
+            ChunkTokens(),
+        )
+        scores: dict[int, dict[str, float | str | None]] = {}
+        for item in items:
+            row: dict[str, float | str | None] = {}
+            for family, table in self.tables.items():
+                _score_family(table, item, _INPUT_BUILDERS[family], run, row, self._empty)
+            scores[item.question_number] = row
+            self._count(item, row)
+        return scores
+
+    def _count(self, item: EvaluationItem, row: dict[str, float | str | None]) -> None:
+        """Keep what the notes at the end need of one scored row."""
+        self._rows += 1
+        for family, table in self.tables.items():
+            if family not in self._families_with_values and any(
+                row.get(name) is not None for name in table
+            ):
+                self._families_with_values.add(family)
+        if QUALITY in self.tables and self.options.require_citations:
+            self._failed_citations += row.get(quality.CITATIONS) == 0
+            if not self._any_cited and find_citations(item.rag_answer):
+                self._any_cited = True
+
+    def notes(self) -> OfflineNotes:
+        """The run's notes, once every chunk is scored."""
+        empty_metrics = self._empty.metrics(self.columns, self._rows)
+        hints = _families_without_values(
+            self.tables, self._families_with_values, self._rows, empty_metrics
+        )
+        if QUALITY in self.tables and self.options.require_citations:
+            hints += _no_citation_warning(self._rows, self._failed_citations, self._any_cited)
+        return OfflineNotes(self.columns, tuple(empty_metrics), tuple(hints))
+
+
+def _silent(_message: str) -> None:
+    return None
 
 
 def _families_without_values(
     tables: dict[str, dict[str, MetricDefinition[Any]]],
-    scores: dict[int, dict[str, float | str | None]],
+    families_with_values: set[str],
+    question_count: int,
     empty_metrics: Sequence[EmptyMetric],
 ) -> list[str]:
     """A warning per family asked for that has no value at all: something to act on (its
@@ -317,32 +441,27 @@ def _families_without_values(
     reasons = {metric.metric: [reason for reason, _ in metric.reasons] for metric in empty_metrics}
     hints = []
     for family, definitions in tables.items():
-        if not scores or any(
-            row.get(name) is not None for row in scores.values() for name in definitions
-        ):
+        if not question_count or family in families_with_values:
             continue
         why = list(
             dict.fromkeys(reason for name in definitions for reason in reasons.get(name, []))
         )
         hints.append(
-            f"{family}: none of its metrics has a value for any of the {len(scores)} "
+            f"{family}: none of its metrics has a value for any of the {question_count} "
             f"question(s): {'; '.join(why)}. Give the run what the family needs, or leave it "
             "out of --metrics"
         )
     return hints
 
 
-def _no_citation_warning(
-    items: Sequence[EvaluationItem], scores: dict[int, dict[str, float | str | None]]
-) -> list[str]:
+def _no_citation_warning(question_count: int, failed: int, any_cited: bool) -> list[str]:
     """A hint when no answer of the run cites anything: the system is likely not asked to
     cite, and every answer failing quality_citations says nothing about it."""
-    failed = [number for number, row in scores.items() if row.get(quality.CITATIONS) == 0]
-    if not failed or any(find_citations(item.rag_answer) for item in items):
+    if not failed or any_cited:
         return []
     return [
-        f"{quality.CITATIONS}: none of the {len(items)} answer(s) cites a source as [n], so "
-        f"the check fails for {len(failed)}. If your RAG system is not asked to cite, run "
+        f"{quality.CITATIONS}: none of the {question_count} answer(s) cites a source as [n], so "
+        f"the check fails for {failed}. If your RAG system is not asked to cite, run "
         "with --no-require-citations"
     ]
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from rag_evaluator.atomic import open_atomic
+from rag_evaluator.atomic import open_atomic, scratch_file
 from rag_evaluator.errors import ConfigError
 from rag_evaluator.families.base import CellValue, JudgedFamily
 from rag_evaluator.families.judge.family import JUDGE_FAMILY
@@ -254,6 +256,39 @@ def _groups_json(groups: Sequence[GroupSummary]) -> dict[str, Any]:
     }
 
 
+def _json_head(
+    summary: Sequence[SummaryLine],
+    families: Families,
+    metric_columns: Sequence[str],
+    metadata_columns: Sequence[str],
+) -> str:
+    """The JSON text up to the opening of its rows."""
+    columns = results_columns(families, metric_columns, metadata_columns)
+    head = {
+        "summary": _summary_json(summary),
+        "metric_kinds": _metric_kinds_json(summary),
+        "columns": columns,
+    }
+    # The head without its closing brace, then the rows one by one: JSON strings never hold
+    # a raw newline, so indenting a value's lines nests it at the right depth.
+    return json.dumps(head, ensure_ascii=False, indent=1)[:-2] + ',\n "rows": ['
+
+
+def _json_row_text(columns: Sequence[str], values: Sequence[CellValue], first: bool) -> str:
+    """One row of the JSON text, with the separator before it."""
+    text = json.dumps(_json_row(columns, values), ensure_ascii=False, indent=1)
+    return ("\n  " if first else ",\n  ") + text.replace("\n", "\n  ")
+
+
+def _json_tail(any_rows: bool, groups: Sequence[GroupSummary]) -> Iterator[str]:
+    """The JSON text after its rows: the closing of the rows, the groups, the end."""
+    yield "\n ]" if any_rows else "]"
+    if groups:
+        text = json.dumps(_groups_json(groups), ensure_ascii=False, indent=1)
+        yield ',\n "groups": ' + text.replace("\n", "\n ")
+    yield "\n}\n"
+
+
 def _json_text(
     summary: Sequence[SummaryLine],
     rows: Iterable[ResultRow],
@@ -264,24 +299,35 @@ def _json_text(
 ) -> Iterator[str]:
     """``results_json`` as the text ``json.dumps(..., indent=1)`` gives, piece by piece."""
     columns = results_columns(families, metric_columns, metadata_columns)
-    head = {
-        "summary": _summary_json(summary),
-        "metric_kinds": _metric_kinds_json(summary),
-        "columns": columns,
-    }
-    # The head without its closing brace, then the rows one by one: JSON strings never hold
-    # a raw newline, so indenting a value's lines nests it at the right depth.
-    yield json.dumps(head, ensure_ascii=False, indent=1)[:-2] + ',\n "rows": ['
+    yield _json_head(summary, families, metric_columns, metadata_columns)
     first = True
     for values in results_values(rows, families, metric_columns, metadata_columns):
-        text = json.dumps(_json_row(columns, values), ensure_ascii=False, indent=1)
-        yield ("\n  " if first else ",\n  ") + text.replace("\n", "\n  ")
+        yield _json_row_text(columns, values, first)
         first = False
-    yield "]" if first else "\n ]"
-    if groups:
-        text = json.dumps(_groups_json(groups), ensure_ascii=False, indent=1)
-        yield ',\n "groups": ' + text.replace("\n", "\n ")
-    yield "\n}\n"
+    yield from _json_tail(not first, groups)
+
+
+def _csv_head(
+    summary: Sequence[SummaryLine],
+    families: Families,
+    metric_columns: Sequence[str],
+    metadata_columns: Sequence[str],
+    groups: Sequence[GroupSummary],
+) -> Iterator[str]:
+    """The summary lines, the groups' and the header: what comes before the rows."""
+    # Summary lines are plain text lines, never CSV-quoted: a value with a comma or a quote
+    # would otherwise start its line with '"', and readers skipping '#' lines would stop there.
+    for line in summary:
+        yield line.text() + "\n"
+    # The groups' rows follow the overall summary: "#SUMMARY[Category=billing]: ...".
+    for group in groups:
+        for text in group.texts():
+            yield text + "\n"
+    yield csv_line(results_columns(families, metric_columns, metadata_columns))
+
+
+def _csv_row_text(values: Sequence[CellValue]) -> str:
+    return csv_line([_csv_cell(value) for value in values])
 
 
 def _csv_text(
@@ -292,17 +338,9 @@ def _csv_text(
     metadata_columns: Sequence[str],
     groups: Sequence[GroupSummary],
 ) -> Iterator[str]:
-    # Summary lines are plain text lines, never CSV-quoted: a value with a comma or a quote
-    # would otherwise start its line with '"', and readers skipping '#' lines would stop there.
-    for line in summary:
-        yield line.text() + "\n"
-    # The groups' rows follow the overall summary: "#SUMMARY[Category=billing]: ...".
-    for group in groups:
-        for text in group.texts():
-            yield text + "\n"
-    yield csv_line(results_columns(families, metric_columns, metadata_columns))
+    yield from _csv_head(summary, families, metric_columns, metadata_columns, groups)
     for values in results_values(rows, families, metric_columns, metadata_columns):
-        yield csv_line([_csv_cell(value) for value in values])
+        yield _csv_row_text(values)
 
 
 def _write_lines(handle: BinaryIO, pieces: Iterable[str]) -> None:
@@ -337,12 +375,36 @@ def write_results(
     (same second), the next free one is taken, so no results file is ever replaced.
     """
     table = (summary, rows, families, metric_columns, metadata_columns, groups)
-    judged = any(family.name == JUDGE_FAMILY for family in families)
+
+    def write_csv(handle: BinaryIO) -> None:
+        _write_lines(handle, _csv_text(*table))
+
+    def write_json(handle: BinaryIO) -> None:
+        _write_lines(handle, _json_text(*table))
+
+    return _publish(
+        output_dir, started_at, _judged(families), write_csv, write_json if with_json else None
+    )
+
+
+def _judged(families: Families) -> bool:
+    return any(family.name == JUDGE_FAMILY for family in families)
+
+
+def _publish(
+    output_dir: Path,
+    started_at: datetime,
+    judged: bool,
+    write_csv: Callable[[BinaryIO], None],
+    write_json: Callable[[BinaryIO], None] | None,
+) -> tuple[Path, Path | None]:
+    """The results file (and the JSON one) written atomically by ``write_csv`` (and
+    ``write_json``) under the first free name of the run."""
     while True:
         path = results_file_path(output_dir, started_at, judged=judged)
         try:
             with open_atomic(path, overwrite=False) as handle:
-                _write_lines(handle, _csv_text(*table))
+                write_csv(handle)
         except OSError as exc:
             # Only an existing file at this very name means another run took it; a
             # FileExistsError about the folder (a file in its place) is a real failure.
@@ -353,15 +415,112 @@ def write_results(
                 "Choose a writable folder with --output-dir and run the same command again"
             ) from exc
         break
-    if not with_json:
+    if write_json is None:
         return path, None
     json_path = path.with_suffix(".json")
     try:
         with open_atomic(json_path) as handle:
-            _write_lines(handle, _json_text(*table))
+            write_json(handle)
     except OSError as exc:
         raise ConfigError(
             f"Cannot write the JSON results file {json_path}: {exc.strerror}. The CSV results "
             f"are in {path}"
         ) from exc
     return path, json_path
+
+
+class PendingRows:
+    """A results table whose rows are written as they finish, to a temporary file in the
+    results folder (a second one for ``--json``), and copied behind the summary into the
+    results file once the summary is known (``publish``): a run holds no row.
+
+    A context manager: the temporary files are removed when its block ends, however it ends.
+    """
+
+    def __init__(
+        self,
+        output_dir: Path,
+        *,
+        families: Families,
+        metric_columns: Sequence[str],
+        metadata_columns: Sequence[str] = (),
+        with_json: bool = False,
+    ) -> None:
+        self.output_dir = output_dir
+        self.table = (families, metric_columns, metadata_columns)
+        self.columns = results_columns(families, metric_columns, metadata_columns)
+        self.with_json = with_json
+        self._files = ExitStack()
+        self._csv: BinaryIO | None = None
+        self._json: BinaryIO | None = None
+        self._json_rows = 0
+
+    def __enter__(self) -> PendingRows:
+        with ExitStack() as files:
+            self._csv = files.enter_context(scratch_file(self.output_dir, "rows.csv"))
+            if self.with_json:
+                self._json = files.enter_context(scratch_file(self.output_dir, "rows.json"))
+            self._files = files.pop_all()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._files.close()
+
+    def add(self, rows: Iterable[ResultRow]) -> None:
+        """Write ``rows`` (in question-number order, after the rows added before)."""
+        csv_pieces: list[str] = []
+        json_pieces: list[str] = []
+        for values in results_values(rows, *self.table):
+            csv_pieces.append(_csv_row_text(values))
+            if self._json is not None:
+                json_pieces.append(_json_row_text(self.columns, values, not self._json_rows))
+                self._json_rows += 1
+        # Flushed: the rows are on disk as they finish, not in a buffer.
+        _write_lines(_opened(self._csv), csv_pieces)
+        _opened(self._csv).flush()
+        if self._json is not None:
+            _write_lines(self._json, json_pieces)
+            self._json.flush()
+
+    def publish(
+        self,
+        started_at: datetime,
+        summary: Sequence[SummaryLine],
+        groups: Sequence[GroupSummary] = (),
+    ) -> tuple[Path, Path | None]:
+        """Write the results file (and the JSON one) as ``write_results`` does: the summary,
+        then the rows written so far."""
+        families, metric_columns, metadata_columns = self.table
+
+        def write_csv(handle: BinaryIO) -> None:
+            _write_lines(
+                handle, _csv_head(summary, families, metric_columns, metadata_columns, groups)
+            )
+            _copy(_opened(self._csv), handle)
+
+        def write_json(handle: BinaryIO) -> None:
+            _write_lines(handle, [_json_head(summary, families, metric_columns, metadata_columns)])
+            _copy(_opened(self._json), handle)
+            _write_lines(handle, _json_tail(self._json_rows > 0, groups))
+
+        return _publish(
+            self.output_dir,
+            started_at,
+            _judged(families),
+            write_csv,
+            write_json if self.with_json else None,
+        )
+
+
+def _opened(handle: BinaryIO | None) -> BinaryIO:
+    if handle is None:
+        raise RuntimeError("PendingRows is used outside its with block")  # a bug, not input
+    return handle
+
+
+def _copy(source: BinaryIO, target: BinaryIO) -> None:
+    """Copy the whole of ``source`` into ``target``, a block at a time."""
+    source.flush()
+    source.seek(0)
+    shutil.copyfileobj(source, target, 1 << 20)
+    source.seek(0, os.SEEK_END)

@@ -27,8 +27,15 @@ CONFIDENCE_LEVEL = 0.95
 SIGNIFICANCE_LEVEL = 0.05  # 1 - CONFIDENCE_LEVEL, written out to keep it exact
 RESAMPLES = 9999
 RESAMPLING_SEED = 0
-# Resamples drawn at a time: bounds memory to BATCH x n floats for runs of any size.
+# Resamples drawn at a time: at most 200, and at most about a million resampled values (16 MB
+# with their indices) however many questions, so a summary's memory does not grow with the
+# run. The draws come from one seeded stream in order: the batch never changes an interval.
 _RESAMPLING_BATCH = 200
+_RESAMPLED_VALUES_PER_BATCH = 1_000_000
+
+
+def _resampling_batch(values: int) -> int:
+    return max(1, min(_RESAMPLING_BATCH, _RESAMPLED_VALUES_PER_BATCH // max(values, 1)))
 
 
 def _stats() -> ModuleType:
@@ -95,7 +102,7 @@ def bootstrap_mean_interval(values: Sequence[float]) -> Interval | None:
         (np.asarray(values, dtype=float),),
         np.mean,
         n_resamples=RESAMPLES,
-        batch=_RESAMPLING_BATCH,
+        batch=_resampling_batch(len(values)),
         confidence_level=CONFIDENCE_LEVEL,
         method="percentile",
         rng=np.random.default_rng(RESAMPLING_SEED),
@@ -143,7 +150,8 @@ def paired_bootstrap(baseline: Sequence[float], run: Sequence[float]) -> PairedB
         paired=True,
         vectorized=True,
         n_resamples=RESAMPLES,
-        batch=_RESAMPLING_BATCH,
+        # Two arrays resampled: half the values' batch each.
+        batch=_resampling_batch(2 * len(differences)),
         confidence_level=CONFIDENCE_LEVEL,
         method="percentile",
         rng=np.random.default_rng(RESAMPLING_SEED),
