@@ -16,7 +16,7 @@ from typing import Any
 from rag_evaluator.collector import building_long_lived
 from rag_evaluator.errors import BudgetExhaustedError, CheckpointError, ConfigError
 from rag_evaluator.evaluate.inputs import carried_columns
-from rag_evaluator.evaluate.offline import OfflineScores, offline_scores, tally_rows
+from rag_evaluator.evaluate.offline import OfflineScores, offline_scores, tally_and_write_rows
 from rag_evaluator.evaluate.request import (
     EXIT_ALL_SCORED,
     EXIT_SOME_UNSCORED,
@@ -68,7 +68,7 @@ from rag_evaluator.offline.families import MetricFamilies, runnable_offline_fami
 from rag_evaluator.results.gates import check_thresholds, failures_of
 from rag_evaluator.results.rows import ResultRows
 from rag_evaluator.results.summary import RunFacts, summary_lines
-from rag_evaluator.results.writer import prepare_output_directory, write_results
+from rag_evaluator.results.writer import PendingRows, prepare_output_directory
 from rag_evaluator.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -380,27 +380,28 @@ def _write_outcome(
             f"stopped at the --max-cost budget after {len(records)} of {len(selected)} questions"
         )
         selected = items_among(selected, records)
-    # Read back from the checkpoint twice, to summarise and to write: never held whole.
+    # Read back from the checkpoint once, summarised as the rows are written: never held whole.
     families = options.families
     rows = ResultRows(selected, records, offline.scores)
-    tally, group_tally = tally_rows(rows, base_plan.group_by, families, offline.columns)
     carried = carried_columns(base_plan, families, offline.columns)
-    facts = _facts(request, setup, plan, tally, base_plan, offline.columns, carried, partial)
-    facts = replace(facts, output_notes=judged_records.output_notes)
-    summary = summary_lines(tally, facts)
-    groups = group_tally.summaries() if group_tally is not None else []
     try:
-        results_path, json_path = write_results(
+        with PendingRows(
             request.output_dir,
-            started_at,
-            summary,
-            rows,
             families=families,
             metric_columns=offline.columns,
-            with_json=request.write_json,
             metadata_columns=carried,
-            groups=groups,
-        )
+            with_json=request.write_json,
+        ) as pending:
+            tally, group_tally = tally_and_write_rows(
+                rows, pending, base_plan.group_by, families, offline.columns
+            )
+            facts = _facts(
+                request, setup, plan, tally, base_plan, offline.columns, carried, partial
+            )
+            facts = replace(facts, output_notes=judged_records.output_notes)
+            summary = summary_lines(tally, facts)
+            groups = group_tally.summaries() if group_tally is not None else []
+            results_path, json_path = pending.publish(started_at, summary, groups)
     finally:
         records.close()
     logger.info("Results written to %s", results_path)

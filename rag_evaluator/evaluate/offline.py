@@ -23,7 +23,7 @@ from rag_evaluator.offline.families import compute_offline, log_offline_notes, o
 from rag_evaluator.offline.runner import EmptyMetric
 from rag_evaluator.results.gates import check_thresholds, failures_of
 from rag_evaluator.results.groups import GroupTally
-from rag_evaluator.results.rows import ResultRows
+from rag_evaluator.results.rows import ResultRow, ResultRows
 from rag_evaluator.results.summary import RowTally, RunFacts, summary_lines
 from rag_evaluator.results.writer import PendingRows, prepare_output_directory
 from rag_evaluator.settings import DEFAULT_OFFLINE_CHUNK_ROWS
@@ -147,17 +147,27 @@ def _in_number_order(items: Sequence[EvaluationItem]) -> Iterable[EvaluationItem
     return sorted(items, key=lambda item: item.question_number)
 
 
-def tally_rows(
+def tally_and_write_rows(
     rows: ResultRows,
+    pending: PendingRows,
     group_by: str | None,
     families: Sequence[JudgedFamily[Any]],
     metric_columns: Sequence[str],
+    chunk_rows: int = DEFAULT_OFFLINE_CHUNK_ROWS,
 ) -> tuple[RowTally, GroupTally | None]:
-    """The summary of the whole table and, with --group-by, of each group: one pass."""
+    """The summary of the whole table and, with --group-by, of each group, while each row is
+    written to ``pending``: the rows are read once (a run's are read back from its
+    checkpoint), ``chunk_rows`` held at a time."""
     tally = RowTally(families, metric_columns)
     group_tally = GroupTally(group_by, families, metric_columns) if group_by else None
+    chunk: list[ResultRow] = []
     for row in rows:
         tally.add(row)
         if group_tally is not None:
             group_tally.add(row)
+        chunk.append(row)
+        if len(chunk) >= chunk_rows:
+            pending.add(chunk)
+            chunk = []
+    pending.add(chunk)
     return tally, group_tally

@@ -6,6 +6,7 @@ and ``pandas`` (which cannot read the summary-headed CSV without ``skiprows``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -456,12 +457,25 @@ class PendingRows:
         self._json_rows = 0
 
     def __enter__(self) -> PendingRows:
-        with ExitStack() as files:
+        with ExitStack() as files, self._reported():
             self._csv = files.enter_context(scratch_file(self.output_dir, "rows.csv"))
             if self.with_json:
                 self._json = files.enter_context(scratch_file(self.output_dir, "rows.json"))
             self._files = files.pop_all()
         return self
+
+    @contextlib.contextmanager
+    def _reported(self) -> Iterator[None]:
+        """A folder gone or a disk full while the rows are written: the user's error, with
+        the fix (a judged run's checkpoint keeps its answers for the rerun)."""
+        try:
+            yield
+        except OSError as exc:
+            raise ConfigError(
+                f"Cannot write the results file in {self.output_dir}: "
+                f"{exc.strerror or type(exc).__name__}. Free some disk space or choose a "
+                "writable folder with --output-dir, then run the same command again"
+            ) from exc
 
     def __exit__(self, *_exc: object) -> None:
         self._files.close()
@@ -476,11 +490,12 @@ class PendingRows:
                 json_pieces.append(_json_row_text(self.columns, values, not self._json_rows))
                 self._json_rows += 1
         # Flushed: the rows are on disk as they finish, not in a buffer.
-        _write_lines(_opened(self._csv), csv_pieces)
-        _opened(self._csv).flush()
-        if self._json is not None:
-            _write_lines(self._json, json_pieces)
-            self._json.flush()
+        with self._reported():
+            _write_lines(_opened(self._csv), csv_pieces)
+            _opened(self._csv).flush()
+            if self._json is not None:
+                _write_lines(self._json, json_pieces)
+                self._json.flush()
 
     def publish(
         self,
