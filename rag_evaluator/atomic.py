@@ -96,6 +96,7 @@ def scratch_file(folder: Path, name: str) -> Iterator[BinaryIO]:
     """A temporary file in ``folder`` to write and read back, removed when the block ends,
     however it ends. Named and locked as an atomic write's temporary file is, so that one
     left by a killed run is removed by the next atomic write in that folder."""
+    folder.mkdir(parents=True, exist_ok=True)  # as an atomic write does
     handle, temp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMPORARY_SUFFIX, dir=folder)
     lock = _lock(handle)
     try:

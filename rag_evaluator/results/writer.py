@@ -290,24 +290,6 @@ def _json_tail(any_rows: bool, groups: Sequence[GroupSummary]) -> Iterator[str]:
     yield "\n}\n"
 
 
-def _json_text(
-    summary: Sequence[SummaryLine],
-    rows: Iterable[ResultRow],
-    families: Families,
-    metric_columns: Sequence[str],
-    metadata_columns: Sequence[str],
-    groups: Sequence[GroupSummary],
-) -> Iterator[str]:
-    """``results_json`` as the text ``json.dumps(..., indent=1)`` gives, piece by piece."""
-    columns = results_columns(families, metric_columns, metadata_columns)
-    yield _json_head(summary, families, metric_columns, metadata_columns)
-    first = True
-    for values in results_values(rows, families, metric_columns, metadata_columns):
-        yield _json_row_text(columns, values, first)
-        first = False
-    yield from _json_tail(not first, groups)
-
-
 def _csv_head(
     summary: Sequence[SummaryLine],
     families: Families,
@@ -329,19 +311,6 @@ def _csv_head(
 
 def _csv_row_text(values: Sequence[CellValue]) -> str:
     return csv_line([_csv_cell(value) for value in values])
-
-
-def _csv_text(
-    summary: Sequence[SummaryLine],
-    rows: Iterable[ResultRow],
-    families: Families,
-    metric_columns: Sequence[str],
-    metadata_columns: Sequence[str],
-    groups: Sequence[GroupSummary],
-) -> Iterator[str]:
-    yield from _csv_head(summary, families, metric_columns, metadata_columns, groups)
-    for values in results_values(rows, families, metric_columns, metadata_columns):
-        yield _csv_row_text(values)
 
 
 def _write_lines(handle: BinaryIO, pieces: Iterable[str]) -> None:
@@ -375,17 +344,15 @@ def write_results(
     The name comes from ``results_file_path``; if another run creates that name first
     (same second), the next free one is taken, so no results file is ever replaced.
     """
-    table = (summary, rows, families, metric_columns, metadata_columns, groups)
-
-    def write_csv(handle: BinaryIO) -> None:
-        _write_lines(handle, _csv_text(*table))
-
-    def write_json(handle: BinaryIO) -> None:
-        _write_lines(handle, _json_text(*table))
-
-    return _publish(
-        output_dir, started_at, _judged(families), write_csv, write_json if with_json else None
-    )
+    with PendingRows(
+        output_dir,
+        families=families,
+        metric_columns=metric_columns,
+        metadata_columns=metadata_columns,
+        with_json=with_json,
+    ) as pending:
+        pending.add(rows)
+        return pending.publish(started_at, summary, groups)
 
 
 def _judged(families: Families) -> bool:
