@@ -319,7 +319,9 @@ class OfflineScoring:
     Only the chunk being scored is held (its texts, its embeddings and BERTScores, its
     scores); what the end of the run needs (the metrics left empty, the families without
     any value, whether any answer cites) is kept as running counts. A chunk's scores do not
-    depend on the other chunks: scoring in chunks of any size gives the same values.
+    depend on the other chunks: scoring in chunks of any size gives the same values (the
+    semantic ones to float rounding: a text's embedding moves in its last bits with the texts
+    batched with it).
     """
 
     def __init__(
