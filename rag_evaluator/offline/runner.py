@@ -294,7 +294,7 @@ def compute_offline_metrics(
 class ScoredChunk:
     """Consecutive items of a run and their scores by question number."""
 
-    items: list[EvaluationItem]
+    items: Sequence[EvaluationItem]
     scores: dict[int, dict[str, float | str | None]]
 
 
@@ -319,7 +319,9 @@ class OfflineScoring:
     Only the chunk being scored is held (its texts, its embeddings and BERTScores, its
     scores); what the end of the run needs (the metrics left empty, the families without
     any value, whether any answer cites) is kept as running counts. A chunk's scores do not
-    depend on the other chunks: scoring in chunks of any size gives the same values.
+    depend on the other chunks: scoring in chunks of any size gives the same values (the
+    semantic ones to float rounding: a text's embedding moves in its last bits with the texts
+    batched with it).
     """
 
     def __init__(
@@ -356,19 +358,23 @@ class OfflineScoring:
     ) -> Iterator[ScoredChunk]:
         """The items' scores, ``chunk_rows`` items at a time (all at once with ``None``), in
         the items' order. Models are announced (``progress``) with the first chunk only."""
+        if chunk_rows is None:
+            # One chunk: a sequence is read as it is (a spool's items stay on disk, read
+            # again for each pass), never copied.
+            whole = items if isinstance(items, Sequence) else list(items)
+            yield ScoredChunk(whole, self._score_chunk(whole, True))
+            return
         iterator = iter(items)
         first = True
         while True:
-            batch = list(iterator if chunk_rows is None else islice(iterator, chunk_rows))
+            batch = list(islice(iterator, chunk_rows))
             if not batch and not first:
                 return
             yield ScoredChunk(batch, self._score_chunk(batch, first))
             first = False
-            if chunk_rows is None:
-                return
 
     def _score_chunk(
-        self, items: list[EvaluationItem], announce: bool
+        self, items: Sequence[EvaluationItem], announce: bool
     ) -> dict[int, dict[str, float | str | None]]:
         report = self._report if announce else _silent
         embeddings: EmbeddingTable | None = None
