@@ -296,6 +296,8 @@ def test_ctrl_c_stops_promptly_keeps_the_checkpoint_and_says_how_to_resume(
     process = start_cli_process([*RUN, "--yes"], workspace.directory)
     try:
         wait_until(lambda: any(finished_lines(p) >= 1 for p in workspace.checkpoint_files()))
+        # The next question's call is in flight (recorded on arrival, answered 1.5 s later).
+        wait_until(lambda: len(fake_anthropic.requests) >= 2)
         process.send_signal(stop_signal)
         _, stderr = process.communicate(timeout=10)
     finally:
