@@ -40,7 +40,6 @@ import argparse
 import csv
 import json
 import multiprocessing
-import os
 import random
 import resource
 import shutil
@@ -57,7 +56,15 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY / "tests"))
 sys.path.insert(0, str(REPOSITORY / "benchmarks"))
 
-from timing import alternate, format_ratio, format_stats, machine  # noqa: E402
+from timing import (  # noqa: E402
+    alternate,
+    format_ratio,
+    format_stats,
+    machine,
+    reported_figure,
+    run_measured,
+    user_environment,
+)
 
 
 def _serve(
@@ -205,19 +212,14 @@ def run_environment(
 ) -> dict[str, str]:
     """The environment of a measured run in ``directory``: the fake API, its own checkpoint
     and cache folders, ``older`` (a copy of the package) first on the path, ``variables``."""
-    # As users run it: the bytecode compiled once and kept, whatever this shell says.
-    inherited = {
-        key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"
-    }
-    return {
-        **inherited,
-        **({"PYTHONPATH": str(older)} if older is not None else {}),
-        "ANTHROPIC_BASE_URL": api.base_url,
-        "ANTHROPIC_API_KEY": api.api_key,
-        "RAG_EVAL_CHECKPOINT_DIR": str(directory / "checkpoints"),
-        "RAG_EVAL_CACHE_DIR": str(directory / "cache"),
+    return user_environment(
+        older,
+        ANTHROPIC_BASE_URL=api.base_url,
+        ANTHROPIC_API_KEY=api.api_key,
+        RAG_EVAL_CHECKPOINT_DIR=str(directory / "checkpoints"),
+        RAG_EVAL_CACHE_DIR=str(directory / "cache"),
         **(variables or {}),
-    }
+    )
 
 
 def run_evaluate(
@@ -246,19 +248,8 @@ def run_evaluate(
         *([] if default_delay else ["--delay", "0"]),
         *arguments,
     ]
-    started = time.perf_counter()
-    completed = subprocess.run(
-        command, cwd=directory, env=environment, capture_output=True, text=True, check=False
-    )
-    seconds = time.perf_counter() - started
-    if completed.returncode != 0:
-        raise RuntimeError(completed.stderr[-2000:])
-    peak = next(
-        int(line.split()[1])
-        for line in completed.stderr.splitlines()
-        if line.startswith("PEAK_RSS_KB")
-    )
-    return seconds, peak
+    measured = run_measured(command, directory, environment)
+    return measured.wall, measured.peak_kb
 
 
 @dataclass(frozen=True)
@@ -271,10 +262,6 @@ class ProcessFigures:
     first_call: float | None
 
 
-def _reported(stderr: str, name: str) -> float:
-    return next(float(line.split()[1]) for line in stderr.splitlines() if line.startswith(name))
-
-
 def measure_process(
     api: FakeApi, command: list[str], directory: Path, older: Path | None = None
 ) -> ProcessFigures:
@@ -285,18 +272,12 @@ def measure_process(
     environment = run_environment(api, directory, older)
     api.arm_first_call()
     started_at = time.time()
-    started = time.perf_counter()
-    completed = subprocess.run(
-        command, cwd=directory, env=environment, capture_output=True, text=True, check=False
-    )
-    wall = time.perf_counter() - started
-    if completed.returncode != 0:
-        raise RuntimeError(completed.stderr[-2000:])
+    measured = run_measured(command, directory, environment)
     first = api.first_call_time()
     return ProcessFigures(
-        wall,
-        _reported(completed.stderr, "CPU_S"),
-        int(_reported(completed.stderr, "PEAK_RSS_KB")),
+        measured.wall,
+        measured.cpu,
+        measured.peak_kb,
         None if first is None else first - started_at,
     )
 
@@ -795,7 +776,7 @@ def million(api: FakeApi, base: Path, quick: bool) -> None:
     )
     environment = run_environment(api, directory, variables={"TMPDIR": str(directory)})
     seconds, stderr = until_first_call(api, directory, environment)
-    peak = _reported(stderr, "PEAK_RSS_KB")
+    peak = reported_figure(stderr, "PEAK_RSS_KB")
     print(
         f"  start to first call {seconds:.0f} s; peak RSS by the stop "
         f"{peak / 1024:.0f} MB (target: a whole run under 1 GB)"

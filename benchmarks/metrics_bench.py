@@ -42,7 +42,6 @@ Never asserted in tests; run it by hand:
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import statistics
@@ -53,7 +52,15 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from timing import Stats, alternate, format_ratio, format_stats, machine
+from timing import (
+    Stats,
+    alternate,
+    format_ratio,
+    format_stats,
+    machine,
+    run_measured,
+    user_environment,
+)
 
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.metrics import MetricOptions, compute_offline_metrics, split_sentences
@@ -454,23 +461,10 @@ def _process_figures(
 ) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds and peak RSS (KB) of ``command`` run in ``folder``; with
     ``older``, the copy of the package in that folder."""
-    environment = {**os.environ, "RAG_EVAL_SPOOL_MB": spool_mb, "TMPDIR": str(folder)}
-    if older is not None:
-        environment["PYTHONPATH"] = str(older)
+    environment = user_environment(older, RAG_EVAL_SPOOL_MB=spool_mb, TMPDIR=str(folder))
     shutil.rmtree(folder / "Evaluation_Runs", ignore_errors=True)
-    started = time.perf_counter()
-    completed = subprocess.run(
-        command, cwd=folder, env=environment, capture_output=True, text=True, check=False
-    )
-    wall = time.perf_counter() - started
-    if completed.returncode != 0:
-        raise RuntimeError(completed.stderr[-2000:])
-    reported = {
-        line.split()[0]: float(line.split()[1])
-        for line in completed.stderr.splitlines()
-        if line.startswith(("CPU_S", "PEAK_RSS_KB"))
-    }
-    return wall, reported["CPU_S"], int(reported["PEAK_RSS_KB"])
+    measured = run_measured(command, folder, environment)
+    return measured.wall, measured.cpu, measured.peak_kb
 
 
 # Part 7's baseline per family: the libraries called directly (overlap only; lexical is the

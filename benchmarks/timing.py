@@ -13,11 +13,14 @@ outside reader can rerun it and compare medians, never a single run.
 from __future__ import annotations
 
 import gc
+import os
 import platform
 import statistics
+import subprocess
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -93,4 +96,47 @@ def machine() -> str:
     return (
         f"{platform.machine()}, {os.cpu_count()} CPU core(s), Python {platform.python_version()}, "
         f"{platform.system()}"
+    )
+
+
+def user_environment(older: Path | None = None, **variables: str) -> dict[str, str]:
+    """This process's environment as a user's run has it (the bytecode compiled once and kept,
+    whatever this shell says), ``older`` (a copy of the package) first on the path, and
+    ``variables``."""
+    inherited = {
+        key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"
+    }
+    return {**inherited, **({"PYTHONPATH": str(older)} if older is not None else {}), **variables}
+
+
+def reported_figure(stderr: str, name: str) -> float:
+    """A figure a measured process wrote last on stderr (``CPU_S 1.25``, ``PEAK_RSS_KB 88``)."""
+    return next(float(line.split()[1]) for line in stderr.splitlines() if line.startswith(name))
+
+
+@dataclass(frozen=True)
+class MeasuredRun:
+    """A whole measured process: wall and CPU seconds, peak RSS in KB, what it wrote to stderr."""
+
+    wall: float
+    cpu: float
+    peak_kb: int
+    stderr: str
+
+
+def run_measured(command: list[str], folder: Path, environment: dict[str, str]) -> MeasuredRun:
+    """Run ``command`` (one that reports ``CPU_S`` and ``PEAK_RSS_KB`` on stderr) in ``folder``
+    to its end; a failure raises with the end of its stderr."""
+    started = time.perf_counter()
+    completed = subprocess.run(
+        command, cwd=folder, env=environment, capture_output=True, text=True, check=False
+    )
+    wall = time.perf_counter() - started
+    if completed.returncode != 0:
+        raise RuntimeError(completed.stderr[-2000:])
+    return MeasuredRun(
+        wall,
+        reported_figure(completed.stderr, "CPU_S"),
+        int(reported_figure(completed.stderr, "PEAK_RSS_KB")),
+        completed.stderr,
     )
