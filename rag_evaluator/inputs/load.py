@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic
+from typing import Any, Generic
 
 from rag_evaluator.errors import InputError
 from rag_evaluator.inputs.dataset_rows import DatasetTable
@@ -84,6 +84,15 @@ class InputSpec(Generic[RowT]):
     json_fix: str | None = None
     # Whether the metadata columns (Category, Source, ...) are read into the rows.
     metadata: bool = False
+
+    def reading(self) -> dict[str, Any]:
+        """How its file is read: the options the whole-file and the streamed readers share."""
+        return {
+            "required": list(self.required),
+            "optional": list(self.optional),
+            "json_fix": self.json_fix,
+            "extra_columns": self.metadata,
+        }
 
 
 def _keyed(
@@ -202,13 +211,7 @@ def _warn_bar_joined(table: CsvTable) -> None:
 
 
 def _load_csv(path: Path, spec: InputSpec[RowT]) -> KeyedRows[RowT]:
-    table = read_csv(
-        path,
-        required=list(spec.required),
-        optional=list(spec.optional),
-        json_fix=spec.json_fix,
-        extra_columns=spec.metadata,
-    )
+    table = read_csv(path, **spec.reading())
     _warn_bar_joined(table)
     return _keyed(table.path.name, table.path, table.columns, table.records, spec.build)
 
@@ -375,13 +378,7 @@ class SpooledFile:
 
 def _spool_file(spool: InputSpool, table: str, path: Path, spec: InputSpec[RowT]) -> SpooledFile:
     """Read ``path`` row by row into ``table`` of the spool, as ``_load_csv`` reads it."""
-    streamed = stream_csv(
-        path,
-        required=list(spec.required),
-        optional=list(spec.optional),
-        json_fix=spec.json_fix,
-        extra_columns=spec.metadata,
-    )
+    streamed = stream_csv(path, **spec.reading())
     cells = _BarJoinedCells(streamed.columns)
     keyed = FirstRows(path.name, path, streamed.columns, spec.build)
     answered: set[int] = set()
