@@ -16,7 +16,12 @@ from typing import Any
 from rag_evaluator.collector import building_long_lived
 from rag_evaluator.errors import BudgetExhaustedError, CheckpointError, ConfigError
 from rag_evaluator.evaluate.inputs import carried_columns
-from rag_evaluator.evaluate.offline import OfflineScores, offline_scores, tally_and_write_rows
+from rag_evaluator.evaluate.offline import (
+    OfflineScores,
+    TalliedRows,
+    offline_scores,
+    tally_and_write_rows,
+)
 from rag_evaluator.evaluate.request import (
     EXIT_ALL_SCORED,
     EXIT_SOME_UNSCORED,
@@ -392,15 +397,15 @@ def _write_outcome(
             metadata_columns=carried,
             with_json=request.write_json,
         ) as pending:
-            tally, group_tally = tally_and_write_rows(
-                rows, pending, base_plan.group_by, families, offline.columns
-            )
+            tallied = TalliedRows(pending, base_plan.group_by, families, offline.columns)
+            tally_and_write_rows(rows, tallied)
+            tally = tallied.tally
             facts = _facts(
                 request, setup, plan, tally, base_plan, offline.columns, carried, partial
             )
             facts = replace(facts, output_notes=judged_records.output_notes)
             summary = summary_lines(tally, facts)
-            groups = group_tally.summaries() if group_tally is not None else []
+            groups = tallied.groups()
             results_path, json_path = pending.publish(started_at, summary, groups)
     finally:
         records.close()

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from itertools import islice
 from typing import Any
 
 from rag_evaluator.evaluate.inputs import carried_columns
@@ -22,7 +23,7 @@ from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.offline.families import compute_offline, log_offline_notes, offline_scoring
 from rag_evaluator.offline.runner import EmptyMetric
 from rag_evaluator.results.gates import check_thresholds, failures_of
-from rag_evaluator.results.groups import GroupTally
+from rag_evaluator.results.groups import GroupSummary, GroupTally
 from rag_evaluator.results.rows import ResultRow, ResultRows
 from rag_evaluator.results.summary import RowTally, RunFacts, summary_lines
 from rag_evaluator.results.writer import PendingRows, prepare_output_directory
@@ -91,8 +92,6 @@ def offline_run(
     )
     metric_columns = list(scoring.columns)
     carried = carried_columns(plan, (), metric_columns)
-    tally = RowTally((), metric_columns)
-    group_tally = GroupTally(plan.group_by, (), metric_columns) if plan.group_by else None
     with PendingRows(
         request.output_dir,
         families=[],
@@ -100,14 +99,10 @@ def offline_run(
         metadata_columns=carried,
         with_json=request.write_json,
     ) as pending:
+        tallied = TalliedRows(pending, plan.group_by, (), metric_columns)
         total, done = len(selected), 0
         for chunk in scoring.chunks(_in_number_order(selected), chunk_rows):
-            rows = ResultRows(chunk.items, None, chunk.scores)
-            pending.add(rows)
-            for row in rows:
-                tally.add(row)
-                if group_tally is not None:
-                    group_tally.add(row)
+            tallied.add(ResultRows(chunk.items, None, chunk.scores))
             done += len(chunk.items)
             if total > chunk_rows:
                 interaction.work_progress(SCORING_PROGRESS, done, total)
@@ -120,11 +115,11 @@ def offline_run(
             metric_columns=metric_columns,
             metadata_columns=carried,
         )
-        summary = summary_lines(tally, facts)
-        groups = group_tally.summaries() if group_tally is not None else []
+        summary = summary_lines(tallied.tally, facts)
+        groups = tallied.groups()
         results_path, json_path = pending.publish(started_at, summary, groups)
     logger.info("Results written to %s", results_path)
-    gate_checks = check_thresholds(request.fail_under, tally.observed_values())
+    gate_checks = check_thresholds(request.fail_under, tallied.tally.observed_values())
     return RunOutcome(
         False,
         EXIT_ALL_SCORED,
@@ -147,27 +142,39 @@ def _in_number_order(items: Sequence[EvaluationItem]) -> Iterable[EvaluationItem
     return sorted(items, key=lambda item: item.question_number)
 
 
+class TalliedRows:
+    """The rows of a results table as they finish: written to ``pending`` and added to the
+    summary of the whole table and, with --group-by, of each group."""
+
+    def __init__(
+        self,
+        pending: PendingRows,
+        group_by: str | None,
+        families: Sequence[JudgedFamily[Any]],
+        metric_columns: Sequence[str],
+    ) -> None:
+        self.pending = pending
+        self.tally = RowTally(families, metric_columns)
+        self.group_tally = GroupTally(group_by, families, metric_columns) if group_by else None
+
+    def add(self, rows: Iterable[ResultRow]) -> None:
+        """Write and summarise ``rows`` (in number order, after those added before)."""
+        chunk = list(rows)
+        for row in chunk:
+            self.tally.add(row)
+            if self.group_tally is not None:
+                self.group_tally.add(row)
+        self.pending.add(chunk)
+
+    def groups(self) -> list[GroupSummary]:
+        return self.group_tally.summaries() if self.group_tally is not None else []
+
+
 def tally_and_write_rows(
-    rows: ResultRows,
-    pending: PendingRows,
-    group_by: str | None,
-    families: Sequence[JudgedFamily[Any]],
-    metric_columns: Sequence[str],
-    chunk_rows: int = DEFAULT_OFFLINE_CHUNK_ROWS,
-) -> tuple[RowTally, GroupTally | None]:
-    """The summary of the whole table and, with --group-by, of each group, while each row is
-    written to ``pending``: the rows are read once (a run's are read back from its
+    rows: ResultRows, tallied: TalliedRows, chunk_rows: int = DEFAULT_OFFLINE_CHUNK_ROWS
+) -> None:
+    """Every row of ``rows`` into ``tallied``, read once (a run's are read back from its
     checkpoint), ``chunk_rows`` held at a time."""
-    tally = RowTally(families, metric_columns)
-    group_tally = GroupTally(group_by, families, metric_columns) if group_by else None
-    chunk: list[ResultRow] = []
-    for row in rows:
-        tally.add(row)
-        if group_tally is not None:
-            group_tally.add(row)
-        chunk.append(row)
-        if len(chunk) >= chunk_rows:
-            pending.add(chunk)
-            chunk = []
-    pending.add(chunk)
-    return tally, group_tally
+    ordered = iter(rows)
+    while chunk := list(islice(ordered, chunk_rows)):
+        tallied.add(chunk)
