@@ -124,24 +124,11 @@ class ResponseCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored result for ``key``, or ``None``."""
-        if self._connection is None:
-            return None
-        waiting = self._waiting.get(key)
-        try:
-            row = (
-                (waiting[1],)
-                if waiting is not None
-                else self._connection.execute(
-                    "SELECT value FROM results WHERE key = ?", (key,)
-                ).fetchone()
-            )
-        except sqlite3.Error as exc:
-            self._disable(exc)
-            return None
-        if row is None:
+        text = self._stored_text(key)
+        if text is None:
             return None
         try:
-            value = json.loads(row[0])
+            value = json.loads(text)
         except RecursionError:
             # Nesting deeper than the parser goes: no entry of ours has that.
             self.report_damaged_entry(key, "nested too deeply to read")
@@ -154,6 +141,22 @@ class ResponseCache:
             return None
         self.hits += 1
         return value
+
+    def _stored_text(self, key: str) -> str | None:
+        """The JSON text stored for ``key``: waiting to be written, or in the file."""
+        if self._connection is None:
+            return None
+        waiting = self._waiting.get(key)
+        if waiting is not None:
+            return waiting[1]
+        try:
+            row = self._connection.execute(
+                "SELECT value FROM results WHERE key = ?", (key,)
+            ).fetchone()
+        except sqlite3.Error as exc:
+            self._disable(exc)
+            return None
+        return None if row is None else row[0]
 
     def report_damaged_entry(self, key: str, reason: str) -> None:
         """One warning for the run's first damaged entry; the others go to the log. Also for
