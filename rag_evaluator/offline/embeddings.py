@@ -14,9 +14,11 @@ batch through an optional ``BatchProgress`` callback.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -43,6 +45,8 @@ DEFAULT_MODEL_BERTSCORE_LAYERS = 6
 SEMANTIC_FEATURE = "The semantic metric family"
 SIMILARITY_MATCH_FEATURE = "Matching chunks by similarity (--match similarity)"
 ENCODE_BATCH_SIZE = 64
+# The embeddings a run keeps from one chunk of questions to the next (EmbeddingMemory).
+EMBEDDING_MEMORY_BYTES = 64 * 1024 * 1024
 BERTSCORE_BATCH_SIZE = 64
 # transformers' tokenizers report this huge number when a model declares no length.
 _UNSET_MODEL_LENGTH = 1_000_000
@@ -191,6 +195,39 @@ class EmbeddingTable:
         return np.maximum.reduceat(best_columns, row_starts, axis=0)
 
 
+class EmbeddingMemory:
+    """The embeddings of texts met in earlier chunks of a run, so that a context retrieved
+    for questions in many chunks is embedded once. Keyed by a digest of the text (the texts
+    themselves are not held), least recently used dropped past ``max_bytes`` of vectors."""
+
+    def __init__(self, max_bytes: int = EMBEDDING_MEMORY_BYTES) -> None:
+        self._max_bytes = max_bytes
+        self._bytes = 0
+        # (whole or in passages, digest) -> the text's vector, or its passages' vectors
+        self._vectors: OrderedDict[tuple[bool, bytes], np.ndarray] = OrderedDict()
+
+    def recall(self, text: str, *, in_passages: bool) -> np.ndarray | None:
+        key = (in_passages, _digest(text))
+        vectors = self._vectors.get(key)
+        if vectors is not None:
+            self._vectors.move_to_end(key)
+        return vectors
+
+    def remember(self, text: str, vectors: np.ndarray, *, in_passages: bool) -> None:
+        key = (in_passages, _digest(text))
+        if key in self._vectors or vectors.nbytes > self._max_bytes:
+            return
+        self._vectors[key] = vectors.copy()  # not a view: the chunk's table must go
+        self._bytes += vectors.nbytes
+        while self._bytes > self._max_bytes:
+            _, dropped = self._vectors.popitem(last=False)
+            self._bytes -= dropped.nbytes
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 def _unit_rows(vectors: np.ndarray) -> np.ndarray:
     import numpy as np
 
@@ -281,15 +318,20 @@ class TextEmbedder:
         texts: Iterable[str],
         passage_texts: Iterable[str] = (),
         on_progress: BatchProgress | None = None,
+        memory: EmbeddingMemory | None = None,
     ) -> EmbeddingTable:
         """Embed every distinct text once, in a single batched pass.
 
         ``texts`` are embedded whole (the model reads their first ``passage_budget`` word
         pieces); ``passage_texts`` are cut into passages the model reads whole, and every
-        passage goes into the same pass.
+        passage goes into the same pass. Texts ``memory`` holds are taken from it, and those
+        embedded now are added to it.
         """
         whole = list(dict.fromkeys(texts))
         chunked = list(dict.fromkeys(passage_texts))
+        known = _Recalled.of(memory, whole, chunked)
+        whole = [text for text in whole if text not in known.whole]
+        chunked = [text for text in chunked if text not in known.passages]
         budget = self.passage_budget
         passages_of = {
             text: [text] if length <= budget else self.passages(text)
@@ -299,12 +341,63 @@ class TextEmbedder:
             dict.fromkeys([*whole, *(p for parts in passages_of.values() for p in parts)])
         )
         row_of = {text: row for row, text in enumerate(every_text)}
-        vectors = self.encode(every_text, on_progress)
-        return EmbeddingTable(
+        table = EmbeddingTable(
             {text: row_of[text] for text in whole},
-            vectors,
+            self.encode(every_text, on_progress),
             {text: tuple(row_of[part] for part in parts) for text, parts in passages_of.items()},
         )
+        if memory is not None:
+            _remember(memory, table)
+        return known.added_to(table)
+
+
+@dataclass
+class _Recalled:
+    """The vectors a run's memory already holds for some of a chunk's texts."""
+
+    whole: dict[str, np.ndarray] = field(default_factory=dict)
+    passages: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, memory: EmbeddingMemory | None, whole: list[str], chunked: list[str]) -> _Recalled:
+        recalled = cls()
+        if memory is None:
+            return recalled
+        for text in whole:
+            vector = memory.recall(text, in_passages=False)
+            if vector is not None:
+                recalled.whole[text] = vector
+        for text in chunked:
+            vectors = memory.recall(text, in_passages=True)
+            if vectors is not None:
+                recalled.passages[text] = vectors
+        return recalled
+
+    def added_to(self, table: EmbeddingTable) -> EmbeddingTable:
+        """``table`` with the recalled vectors as rows after its own."""
+        import numpy as np
+
+        if not self.whole and not self.passages:
+            return table
+        blocks = [table.vectors]
+        index, passage_rows = dict(table.index), dict(table.passage_rows)
+        row = len(table.vectors)
+        for text, vector in self.whole.items():
+            index[text] = row
+            blocks.append(vector[np.newaxis, :])
+            row += 1
+        for text, vectors in self.passages.items():
+            passage_rows[text] = tuple(range(row, row + len(vectors)))
+            blocks.append(vectors)
+            row += len(vectors)
+        return EmbeddingTable(index, np.concatenate(blocks), passage_rows)
+
+
+def _remember(memory: EmbeddingMemory, table: EmbeddingTable) -> None:
+    for text, row in table.index.items():
+        memory.remember(text, table.vectors[row], in_passages=False)
+    for text, rows in table.passage_rows.items():
+        memory.remember(text, table.vectors[list(rows)], in_passages=True)
 
 
 def _cache_key(name: str | None) -> str | None:

@@ -49,7 +49,7 @@ from rag_evaluator.text.citations import find_citations
 if TYPE_CHECKING:
     import numpy as np
 
-    from rag_evaluator.offline.embeddings import EmbeddingTable
+    from rag_evaluator.offline.embeddings import EmbeddingMemory, EmbeddingTable
 
 __all__ = [
     "MATCH_MODES",
@@ -352,6 +352,9 @@ class OfflineScoring:
         self._families_with_values: set[str] = set()
         self._failed_citations = 0
         self._any_cited = False
+        # Embeddings kept from chunk to chunk: a context many questions retrieve is embedded
+        # once, not once per chunk.
+        self._memory: EmbeddingMemory | None = None
 
     def chunks(
         self, items: Iterable[EvaluationItem], chunk_rows: int | None
@@ -388,6 +391,7 @@ class OfflineScoring:
                 self._similarity_retrieval,
                 report,
                 self._on_progress,
+                self._embedding_memory(),
             )
         if (items or announce) and self._bert_score:
             bert_scores = _bert_score_run(items, self.options, report, self._on_progress)
@@ -407,6 +411,13 @@ class OfflineScoring:
             scores[item.question_number] = row
             self._count(item, row)
         return scores
+
+    def _embedding_memory(self) -> EmbeddingMemory:
+        if self._memory is None:
+            from rag_evaluator.offline.embeddings import EmbeddingMemory
+
+            self._memory = EmbeddingMemory()
+        return self._memory
 
     def _count(self, item: EvaluationItem, row: dict[str, float | str | None]) -> None:
         """Keep what the notes at the end need of one scored row."""
@@ -631,6 +642,7 @@ def _embed_run(
     similarity_retrieval: bool,
     report: Progress,
     on_progress: BatchProgress | None,
+    memory: EmbeddingMemory | None = None,
 ) -> EmbeddingTable:
     from rag_evaluator.offline import embeddings as embedding_shell
 
@@ -644,7 +656,7 @@ def _embed_run(
     embedder = embedding_shell.load_text_embedder(options.embedding_model)
     whole, in_passages = _texts_to_embed(items, chosen, similarity_retrieval)
     report(f"Embedding {len(set(whole) | set(in_passages))} distinct text(s)")
-    return embedder.embed_all(whole, in_passages, on_progress)
+    return embedder.embed_all(whole, in_passages, on_progress, memory)
 
 
 def _bert_score_run(

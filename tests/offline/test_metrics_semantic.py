@@ -333,3 +333,43 @@ def test_offline_families_report_progress_after_each_batch() -> None:
         assert {size for name, _, size in calls if name == label} == {total}
         assert len(done) == -(-total // batch_size)  # after each batch
         assert done == sorted(set(done)) and done[-1] == total
+
+
+def _sharing_items(count: int) -> list[EvaluationItem]:
+    """Questions that all retrieve the same two contexts, as questions over one corpus do."""
+    return [
+        EvaluationItem(
+            question_number=number,
+            question=f"Question {number}: when was the Eiffel Tower completed?",
+            ground_truth="The Eiffel Tower was completed in 1889.",
+            rag_answer=f"It was completed in 1889 (answer {number}).",
+            contexts=[EIFFEL_CONTEXT, MARKETS],
+            relevant_contexts=[EIFFEL_CONTEXT],
+        )
+        for number in range(1, count + 1)
+    ]
+
+
+def test_a_context_shared_across_chunks_is_embedded_once(embedder: TextEmbedder) -> None:
+    from rag_evaluator.offline.runner import OfflineScoring
+
+    items = _sharing_items(4)
+    options = MetricOptions(match="similarity")
+    whole = compute_offline_metrics(items, ["retrieval", "semantic"], options).scores
+    before = embedder.texts_encoded
+    scoring = OfflineScoring(["retrieval", "semantic"], options)
+    chunked = {
+        number: row
+        for chunk in scoring.chunks(items, chunk_rows=1)
+        for number, row in chunk.scores.items()
+    }
+    # Per question: its question and answer (one sentence: itself); the ground truth and
+    # the two contexts only with the first question's chunk.
+    assert embedder.texts_encoded - before == 2 * 4 + 3
+    assert chunked.keys() == whole.keys()
+    for number, row in whole.items():
+        for column, value in row.items():
+            if isinstance(value, float):
+                assert chunked[number][column] == pytest.approx(value, abs=1e-6), column
+            else:
+                assert chunked[number][column] == value, column
