@@ -18,10 +18,11 @@ Prints, with the machine first:
    between two run sizes), peak RSS, start to first call (target: CPU at most 0.5 ms over);
 2c. start to the first judge call at 100,000 short questions, fresh and resuming (target:
    under 2 s);
-3. the checkpoint's cost per question (append + fsync);
+3. the checkpoint's cost per question (append, fsynced within a second);
 4. resume start-up for a 100,000-question checkpoint (target: under 2 s);
 5. peak memory per question of a large run (target: a 1,000,000-question run under 1 GB);
-5b. the same with realistic texts, the inputs held against streamed into the on-disk spool;
+5b. the same with realistic texts, the inputs held against streamed into the on-disk spool,
+   as three CSVs and as one JSON Lines dataset;
 5c. (only with ``--only million``) 1,000,000 realistic questions streamed: start to the first
    call and peak RSS by then (writes about 17 GB to the temporary folder);
 6. the estimate against the actual cost on the repository's sample data.
@@ -566,7 +567,10 @@ def first_call(api: FakeApi, base: Path, quick: bool, before: Path | None = None
 
 
 def checkpoint_cost(base: Path) -> None:
-    print("\n3. Checkpoint cost per question (append + fsync)")
+    print(
+        "\n3. Checkpoint cost per question: each line fsynced within a second (the default) "
+        "against an fsync per line"
+    )
     from rag_evaluator.families.base import QuestionRecord
     from rag_evaluator.families.judge.family import JudgeFamily
     from rag_evaluator.families.judge.results import JudgeResult, Scores
@@ -595,13 +599,20 @@ def checkpoint_cost(base: Path) -> None:
         for number in range(2000)
     ]
 
-    def append_all() -> None:
-        with CheckpointWriter.create(path, header, families) as writer:
+    def append_all(sync_interval: float) -> None:
+        with CheckpointWriter.create(path, header, families, sync_interval=sync_interval) as writer:
             for record in records:
                 writer.append(record)
 
-    stats = alternate({"append + fsync": append_all}, repeats=3)
+    stats = alternate(
+        {
+            "fsynced within a second": lambda: append_all(1.0),
+            "an fsync per line": lambda: append_all(0.0),
+        },
+        repeats=3,
+    )
     print(format_stats(stats, per=len(records) / 1000, unit="ms per question"))
+    print(format_ratio(stats, "an fsync per line", "fsynced within a second"))
 
 
 def resume_start_up(base: Path) -> None:
@@ -700,36 +711,71 @@ def memory_realistic(api: FakeApi, base: Path, quick: bool) -> None:
     sizes = (2_000, 8_000) if quick else (10_000, 40_000)
     print(
         "\n5b. Peak memory of whole runs with realistic texts (8.5 KB per question; zero "
-        "latency, --concurrency 8): the inputs held against streamed into the spool"
+        "latency, --concurrency 8): the inputs held against streamed into the spool, as three "
+        "CSVs and as one JSON Lines --dataset"
     )
     api.set_latency(0.0)
-    modes = {"held": "1000000", "streamed": "0"}  # RAG_EVAL_SPOOL_MB
+    modes = {  # RAG_EVAL_SPOOL_MB, the inputs
+        "held": ("1000000", ()),
+        "streamed": ("0", ()),
+        "dataset held": ("1000000", ("--dataset", "dataset.jsonl")),
+        "dataset streamed": ("0", ("--dataset", "dataset.jsonl")),
+    }
     peaks: dict[str, list[int]] = {mode: [] for mode in modes}
     for count in sizes:
         directory = base / f"memory-realistic-{count}"
         text_bytes = write_realistic_inputs(directory, count)
-        for mode, megabytes in modes.items():
+        write_dataset_of_inputs(directory)
+        for mode, (megabytes, inputs) in modes.items():
             seconds, peak = run_evaluate(
-                api, directory, "--concurrency", "8", variables={"RAG_EVAL_SPOOL_MB": megabytes}
+                api,
+                directory,
+                "--concurrency",
+                "8",
+                *inputs,
+                variables={"RAG_EVAL_SPOOL_MB": megabytes},
             )
             peaks[mode].append(peak)
             print(
-                f"  {count:>6} questions ({text_bytes / 1024**2:.0f} MB of text), {mode:<8}: "
+                f"  {count:>6} questions ({text_bytes / 1024**2:.0f} MB of text), {mode:<16}: "
                 f"peak RSS {peak / 1024:.0f} MB ({seconds:.0f} s)"
             )
         if count == sizes[-1]:
-            for mode, megabytes in modes.items():
+            for mode in ("held", "streamed"):
                 seconds = seconds_to_first_call(
-                    api, directory, fresh=True, variables={"RAG_EVAL_SPOOL_MB": megabytes}
+                    api, directory, fresh=True, variables={"RAG_EVAL_SPOOL_MB": modes[mode][0]}
                 )
-                print(f"  {count:>6} questions, {mode:<8}: start to first call {seconds:.1f} s")
+                print(f"  {count:>6} questions, {mode:<16}: start to first call {seconds:.1f} s")
     for mode, (small, large) in peaks.items():
         per_question = (large - small) * 1024 / (sizes[1] - sizes[0])
         million = (small * 1024 + per_question * (1_000_000 - sizes[0])) / 1024**3
         print(
-            f"  {mode:<8} growth {per_question / 1024:.2f} KB per question; 1,000,000 questions "
-            f"would peak at about {million:.2f} GB (target: under 1 GB)"
+            f"  {mode:<16} growth {per_question / 1024:.2f} KB per question; 1,000,000 "
+            f"questions would peak at about {million:.2f} GB (target: under 1 GB)"
         )
+
+
+def write_dataset_of_inputs(directory: Path) -> None:
+    """The three CSVs of ``directory`` as one JSON Lines dataset, ``dataset.jsonl``, a
+    record per question (question, ground_truth, answer, contexts), read and written a row
+    at a time."""
+    names = ("questions.csv", "ground_truth.csv", "rag_answers.csv")
+    handles = [(directory / name).open(newline="", encoding="utf-8") for name in names]
+    with (directory / "dataset.jsonl").open("w", encoding="utf-8") as out:
+        readers = [csv.reader(handle) for handle in handles]
+        for reader in readers:
+            next(reader)  # the header
+        for (number, question), (_, truth), (_, answer, contexts) in zip(*readers, strict=True):
+            record = {
+                "id": int(number),
+                "question": question,
+                "ground_truth": truth,
+                "answer": answer,
+                "contexts": json.loads(contexts),
+            }
+            out.write(json.dumps(record) + "\n")
+    for handle in handles:
+        handle.close()
 
 
 def write_realistic_inputs_quickly(directory: Path, count: int) -> int:

@@ -14,8 +14,14 @@ from rag_evaluator.errors import InputError
 from rag_evaluator.evaluate.request import EvaluateRequest, InputFileInfo, RunPlan
 from rag_evaluator.families.base import JudgedFamily
 from rag_evaluator.families.setup import LlmFamilySetup
+from rag_evaluator.inputs.dataset_stream import stream_dataset
 from rag_evaluator.inputs.fields import GROUND_TRUTH, QUESTION_NUMBER
-from rag_evaluator.inputs.load import load_dataset, load_input_files, spool_input_files
+from rag_evaluator.inputs.load import (
+    load_dataset,
+    load_input_files,
+    spool_dataset,
+    spool_input_files,
+)
 from rag_evaluator.inputs.references import ReferenceFreeFamilies, left_out_line, without_references
 from rag_evaluator.inputs.selection import Selection, select_items
 from rag_evaluator.inputs.spool import InputSpool
@@ -40,6 +46,10 @@ def load_inputs(
     """
     if request.dataset_path is None and _input_bytes(request) > spool_above_bytes:
         return _spooled_inputs(request, resources)
+    if request.dataset_path is not None and _size(request.dataset_path) > spool_above_bytes:
+        spooled = _spooled_dataset(request, request.dataset_path, resources)
+        if spooled is not None:
+            return spooled
     if request.dataset_path is not None:
         inputs = load_dataset(request.dataset_path)
     else:
@@ -67,18 +77,36 @@ def load_inputs(
 
 
 def _input_bytes(request: EvaluateRequest) -> int:
-    """The three CSVs' size together (a file that cannot be read counts nothing: reading it
-    says why)."""
+    """The three CSVs' size together."""
     paths = [request.questions_path, request.answers_path]
     if not request.reference_free:
         paths.append(request.ground_truth_path)
-    total = 0
-    for path in paths:
-        try:
-            total += path.stat().st_size
-        except OSError:
-            continue
-    return total
+    return sum(_size(path) for path in paths)
+
+
+def _size(path: Path) -> int:
+    """A file's size; 0 for one that cannot be read (reading it says why)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _spooled_dataset(
+    request: EvaluateRequest, path: Path, resources: ExitStack
+) -> tuple[list[InputFileInfo], Selection, list[str], bool] | None:
+    """A JSON Lines dataset read into an on-disk spool; ``None`` when the dataset must be
+    read whole (a JSON document, CSV)."""
+    streamed = stream_dataset(path)
+    if streamed is None:
+        return None
+    spool = InputSpool()
+    resources.callback(spool.close)
+    logger.info("Dataset read into an on-disk spool (it exceeds %s)", SPOOL_VARIABLE)
+    dataset = spool_dataset(spool, streamed, score_missing=request.score_missing)
+    files = [InputFileInfo("Dataset", path, dataset.records, streamed.sha256)]
+    inputs = dataset.inputs
+    return files, inputs.selection, inputs.metadata_columns, dataset.reference_free
 
 
 def _file_infos(

@@ -143,6 +143,10 @@ def _shown_fields(record: Mapping[str, object], limit: int = 10) -> str:
     return ", ".join(names) if names else "none"
 
 
+def _record_error(source_name: str, location: str, message: str) -> InputError:
+    return InputError(f"{source_name} {location}: {message}")
+
+
 class _Reader:
     """Reads the fields of one record, raising an error that names the file and record."""
 
@@ -157,7 +161,7 @@ class _Reader:
         self.bar_cells = bar_cells if bar_cells is not None else {}
 
     def error(self, message: str) -> InputError:
-        return InputError(f"{self.source_name} {self.record.location}: {message}")
+        return _record_error(self.source_name, self.record.location, message)
 
     def text(self, keys: Sequence[str], what: str) -> tuple[str, str | None]:
         """A text field (question, reference, answer): ``None`` when absent, null or blank."""
@@ -339,13 +343,15 @@ class _Numbering:
     keys: list[str] = field(default_factory=list)
 
 
-def _id_key(reader: _Reader, name: str, value: object) -> tuple[str, int | None]:
+def _id_key(source_name: str, location: str, name: str, value: object) -> tuple[str, int | None]:
     """An id as text, and the question number it names (``None``: it names none, a key)."""
     if isinstance(value, bool | list | dict) or value is None:
-        raise reader.error(
+        raise _record_error(
+            source_name,
+            location,
             f"the id field '{name}' is {json_type(value)}. Give every record an id (text or a "
             f"whole number) in '{name}', or remove that field from all records so they are "
-            "numbered in file order"
+            "numbered in file order",
         )
     number: int | None = None
     if isinstance(value, int):
@@ -355,7 +361,11 @@ def _id_key(reader: _Reader, name: str, value: object) -> tuple[str, int | None]
     else:
         key = clean_text(str(value))
         if not key.strip():
-            raise reader.error(f"the id field '{name}' is blank. Give every record its own id")
+            raise _record_error(
+                source_name,
+                location,
+                f"the id field '{name}' is blank. Give every record its own id",
+            )
         if not key.strip().startswith(("-", "+")):
             number = parse_question_id(key)
     if number is not None and not 0 <= number < _MAX_ID_NUMBER:
@@ -363,29 +373,31 @@ def _id_key(reader: _Reader, name: str, value: object) -> tuple[str, int | None]
     return key, number
 
 
-def _question_numbers(source_name: str, records: Sequence[DatasetRecord]) -> _Numbering:
-    """Each record's question number: the ids when every id names one, else the record
-    order with the ids kept as keys (an id is a key, not a number to guess at)."""
-    found = [find_field(record.fields, QUESTION_ID_KEYS) for record in records]
+def number_records(
+    source_name: str, locations: Sequence[str], found: Sequence[tuple[str, object]]
+) -> _Numbering:
+    """Each record's question number, from its location and id field (name, value; the
+    name empty where it has none): the ids when every id names one, else the record order
+    with the ids kept as keys (an id is a key, not a number to guess at)."""
     with_id = [index for index, (name, _) in enumerate(found) if name]
     if not with_id:
-        return _Numbering(list(range(1, len(records) + 1)), "the record order")
-    if len(with_id) != len(records):
+        return _Numbering(list(range(1, len(found) + 1)), "the record order")
+    if len(with_id) != len(found):
         missing = next(index for index, (name, _) in enumerate(found) if not name)
         named = found[with_id[0]][0]
         raise InputError(
-            f"{source_name} {records[missing].location}: no '{named}' field, while "
-            f"{records[with_id[0]].location} has one. Give every record an id in '{named}', "
+            f"{source_name} {locations[missing]}: no '{named}' field, while "
+            f"{locations[with_id[0]]} has one. Give every record an id in '{named}', "
             "or remove the field from all of them so the records are numbered in file order"
         )
     ids = [
-        _id_key(_Reader(source_name, record), name, value)
-        for record, (name, value) in zip(records, found, strict=True)
+        _id_key(source_name, location, name, value)
+        for location, (name, value) in zip(locations, found, strict=True)
     ]
     id_names = ", ".join(repr(name) for name in sorted({name for name, _ in found}))
     numbers = [number for _, number in ids]
     if any(number is None for number in numbers):
-        return _keyed_numbering(source_name, records, [key for key, _ in ids], found[0][0])
+        return _keyed_numbering(source_name, locations, [key for key, _ in ids], found[0][0])
     whole = [number for number in numbers if number is not None]
     notes: list[str] = []
     if min(whole) == 0:
@@ -398,8 +410,8 @@ def _question_numbers(source_name: str, records: Sequence[DatasetRecord]) -> _Nu
     for index, number in enumerate(whole):
         if number in first_at:
             raise InputError(
-                f"{source_name} {records[index].location}: question number {number} repeats "
-                f"that of {records[first_at[number]].location} (id field {id_names}). Give "
+                f"{source_name} {locations[index]}: question number {number} repeats "
+                f"that of {locations[first_at[number]]} (id field {id_names}). Give "
                 "every record its own id"
             )
         first_at[number] = index
@@ -407,15 +419,15 @@ def _question_numbers(source_name: str, records: Sequence[DatasetRecord]) -> _Nu
 
 
 def _keyed_numbering(
-    source_name: str, records: Sequence[DatasetRecord], keys: list[str], column: str
+    source_name: str, locations: Sequence[str], keys: list[str], column: str
 ) -> _Numbering:
     """Record-order numbers for ids that are keys; a key given twice is an error."""
     first_at: dict[str, int] = {}
     for index, key in enumerate(keys):
         if key in first_at:
             raise InputError(
-                f"{source_name} {records[index].location}: the id {quote_snippet(key, 40)} in "
-                f"'{column}' repeats that of {records[first_at[key]].location}. Give every "
+                f"{source_name} {locations[index]}: the id {quote_snippet(key, 40)} in "
+                f"'{column}' repeats that of {locations[first_at[key]]}. Give every "
                 "record its own id"
             )
         first_at[key] = index
@@ -424,7 +436,7 @@ def _keyed_numbering(
         f"numbered in file order and the ids kept in the column '{column}'"
     )
     return _Numbering(
-        list(range(1, len(records) + 1)),
+        list(range(1, len(keys) + 1)),
         f"the record order (ids kept in '{column}')",
         [note],
         column,
@@ -432,20 +444,93 @@ def _keyed_numbering(
     )
 
 
-def _require_field(
-    source_name: str,
-    records: Sequence[DatasetRecord],
-    keys: Sequence[str],
-    aliases: Sequence[str],
-    what: str,
-) -> None:
-    if any(find_field(record.fields, keys)[0] for record in records):
-        return
-    first = records[0]
-    raise InputError(
+def _no_field_error(
+    source_name: str, first: DatasetRecord, aliases: Sequence[str], what: str
+) -> InputError:
+    return InputError(
         f"{source_name} has no {what} field in any record (fields of {first.location}: "
         f"{_shown_fields(first.fields)}). Name the {what} field one of: {', '.join(aliases)}"
     )
+
+
+class DatasetSurvey:
+    """What a first pass over a dataset's records keeps, record by record, to number them
+    and check its shape without holding them: each record's location and id field, whether
+    any has a question and an answer, and the first record (named in errors)."""
+
+    def __init__(self, source_name: str, locations: Sequence[str]) -> None:
+        self.source_name = source_name
+        self.locations = locations  # each record's, by index (a lazy sequence may do)
+        self.ids: list[tuple[str, object]] = []
+        self.first: DatasetRecord | None = None
+        self.has_question = False
+        self.has_answers = False
+
+    def add(self, record: DatasetRecord) -> None:
+        fields = record.fields
+        self.first = self.first or record
+        self.ids.append(find_field(fields, QUESTION_ID_KEYS))
+        self.has_question = self.has_question or bool(find_field(fields, QUESTION_KEYS)[0])
+        self.has_answers = self.has_answers or bool(find_field(fields, ANSWER_KEYS)[0])
+
+    def numbering(self, *, require_answers: bool = True) -> _Numbering:
+        """The records' question numbers; ``InputError`` for no records, no question (or
+        answer, when ``require_answers``) field in any of them, or ids that cannot number
+        them."""
+        if self.first is None:
+            raise InputError(
+                f"{self.source_name} holds no records. Give it one object (or CSV row) per question"
+            )
+        if not self.has_question:
+            raise _no_field_error(self.source_name, self.first, QUESTION_FIELDS, "question")
+        if require_answers and not self.has_answers:
+            raise _no_field_error(self.source_name, self.first, ANSWER_FIELDS, "answer")
+        return number_records(self.source_name, self.locations, self.ids)
+
+
+class CanonicalRows:
+    """Turns numbered records into canonical rows one at a time, keeping what the table
+    needs of them all: the metadata columns in order of appearance, the list fields left
+    out, the ``|``-joined cells counted, and whether any row has a reference."""
+
+    def __init__(self, source_name: str, numbering: _Numbering) -> None:
+        self.source_name = source_name
+        self.numbering = numbering
+        self.metadata_columns: dict[str, None] = {}
+        self.has_references = False
+        self._skipped_metadata: dict[str, None] = {}
+        self._bar_cells: dict[str, int] = {}
+
+    def row(self, index: int, record: DatasetRecord) -> CanonicalRow:
+        """The canonical row of the ``index``-th record (0-based, in file order)."""
+        reader = _Reader(self.source_name, record, self._bar_cells)
+        cells, derived = _record_cells(reader, self.numbering.numbers[index])
+        if self.numbering.key_column:
+            derived = {self.numbering.key_column: self.numbering.keys[index], **derived}
+        # A field of the record itself wins over a derived column of the same name.
+        metadata = {**derived, **_metadata(record.fields, self._skipped_metadata)}
+        for name in metadata:
+            self.metadata_columns.setdefault(name)
+        cells.update(metadata)
+        self.has_references = self.has_references or GROUND_TRUTH in cells
+        return CanonicalRow(record.location, cells)
+
+    def notes(self) -> list[str]:
+        notes = list(self.numbering.notes)
+        skipped = self._skipped_metadata
+        if skipped:
+            notes.append(
+                f"{self.source_name}: {', '.join(list(skipped)[:8])} "
+                f"{'holds' if len(skipped) == 1 else 'hold'} lists or objects, which are "
+                "not carried into the results (only text, numbers and booleans are)"
+            )
+        return notes
+
+    def warnings(self) -> list[str]:
+        return [
+            bar_joined_warning(self.source_name, name, count)
+            for name, count in self._bar_cells.items()
+        ]
 
 
 def dataset_table(
@@ -454,48 +539,21 @@ def dataset_table(
     """The canonical rows of a dataset's records; raise ``InputError`` for an unknown shape
     (no question field anywhere, or no answer field when ``require_answers``) and for any
     field of the wrong type."""
-    if not records:
-        raise InputError(
-            f"{source_name} holds no records. Give it one object (or CSV row) per question"
-        )
-    _require_field(source_name, records, QUESTION_KEYS, QUESTION_FIELDS, "question")
+    survey = DatasetSurvey(source_name, [record.location for record in records])
+    for record in records:
+        survey.add(record)
     # No reference field is no error: a dataset of RAG outputs without references (ARES)
     # runs the families that need none.
-    has_answers = any(find_field(record.fields, ANSWER_KEYS)[0] for record in records)
-    if require_answers:
-        _require_field(source_name, records, ANSWER_KEYS, ANSWER_FIELDS, "answer")
-    numbering = _question_numbers(source_name, records)
-    notes = list(numbering.notes)
-    rows: list[CanonicalRow] = []
-    metadata_columns: dict[str, None] = {}
-    skipped_metadata: dict[str, None] = {}
-    bar_cells: dict[str, int] = {}
-    for index, (record, number) in enumerate(zip(records, numbering.numbers, strict=True)):
-        reader = _Reader(source_name, record, bar_cells)
-        cells, derived = _record_cells(reader, number)
-        if numbering.key_column:
-            derived = {numbering.key_column: numbering.keys[index], **derived}
-        # A field of the record itself wins over a derived column of the same name.
-        metadata = {**derived, **_metadata(record.fields, skipped_metadata)}
-        for name in metadata:
-            metadata_columns.setdefault(name)
-        cells.update(metadata)
-        rows.append(CanonicalRow(record.location, cells))
-    if skipped_metadata:
-        notes.append(
-            f"{source_name}: {', '.join(list(skipped_metadata)[:8])} "
-            f"{'holds' if len(skipped_metadata) == 1 else 'hold'} lists or objects, which are "
-            "not carried into the results (only text, numbers and booleans are)"
-        )
-    warnings = [bar_joined_warning(source_name, name, count) for name, count in bar_cells.items()]
+    builder = CanonicalRows(source_name, survey.numbering(require_answers=require_answers))
+    rows = [builder.row(index, record) for index, record in enumerate(records)]
     return DatasetTable(
         source_name,
         rows,
-        list(metadata_columns),
-        numbering.source,
-        has_answers,
-        notes,
-        warnings,
+        list(builder.metadata_columns),
+        builder.numbering.source,
+        survey.has_answers,
+        builder.notes(),
+        builder.warnings(),
     )
 
 
@@ -545,7 +603,9 @@ def unknown_dataset_shape(source_name: str, detail: str) -> InputError:
 __all__ = [
     "QUESTION_ID_FIELDS",
     "CanonicalRow",
+    "CanonicalRows",
     "DatasetRecord",
+    "DatasetSurvey",
     "DatasetTable",
     "dataset_table",
     "unknown_dataset_shape",

@@ -65,31 +65,39 @@ def _document_records(name: str, value: object) -> list[DatasetRecord]:
     raise unknown_dataset_shape(name, f"an object with the keys {keys}")
 
 
+def line_record(
+    name: str, line_number: int, line: str, constants: list[str]
+) -> DatasetRecord | None:
+    """The record of one line of JSON Lines; ``None`` for a blank line."""
+    if not line.strip():
+        return None
+    try:
+        value = loads_json(line, constants)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{name} line {line_number} is not valid JSON (column {exc.colno}: {exc.msg}). "
+            "Fix that line: JSON Lines hold one complete JSON object per line"
+        ) from exc
+    except ValueError as exc:
+        raise InputError(
+            f"{name} line {line_number} could not be read: {value_error_reason(exc)}. "
+            "Fix that value"
+        ) from exc
+    if not isinstance(value, dict):
+        raise InputError(
+            f"{name} line {line_number} is {json_type(value)}, not a record. Write one "
+            "object with question, reference and answer fields per line"
+        )
+    return DatasetRecord(f"line {line_number}", value)
+
+
 def _line_records(name: str, text: str, constants: list[str]) -> list[DatasetRecord]:
-    records = []
     # Not str.splitlines(): U+2028 and friends may sit unescaped inside JSON strings.
-    for line_number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = loads_json(line, constants)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{name} line {line_number} is not valid JSON (column {exc.colno}: {exc.msg}). "
-                "Fix that line: JSON Lines hold one complete JSON object per line"
-            ) from exc
-        except ValueError as exc:
-            raise InputError(
-                f"{name} line {line_number} could not be read: {value_error_reason(exc)}. "
-                "Fix that value"
-            ) from exc
-        if not isinstance(value, dict):
-            raise InputError(
-                f"{name} line {line_number} is {json_type(value)}, not a record. Write one "
-                "object with question, reference and answer fields per line"
-            )
-        records.append(DatasetRecord(f"line {line_number}", value))
-    return records
+    return [
+        record
+        for line_number, line in enumerate(text.split("\n"), start=1)
+        if (record := line_record(name, line_number, line, constants)) is not None
+    ]
 
 
 def _json_records(path: Path, text: str) -> list[DatasetRecord]:
@@ -116,6 +124,11 @@ def _json_records(path: Path, text: str) -> list[DatasetRecord]:
         raise InputError(
             f"{name} is nested too deeply to be a dataset. Check that it was exported correctly"
         ) from exc
+    warn_constants(name, constants)
+    return records
+
+
+def warn_constants(name: str, constants: list[str]) -> None:
     if constants:
         logger.warning(
             "%s contains %s, which JSON does not allow; read as null. Have the exporter write "
@@ -123,7 +136,6 @@ def _json_records(path: Path, text: str) -> list[DatasetRecord]:
             name,
             ", ".join(sorted(set(constants))),
         )
-    return records
 
 
 def _csv_records(path: Path) -> list[DatasetRecord]:

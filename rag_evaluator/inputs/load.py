@@ -9,14 +9,21 @@ both.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from array import array
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic
+from typing import Any, Generic, overload
 
 from rag_evaluator.errors import InputError
-from rag_evaluator.inputs.dataset_rows import DatasetTable
-from rag_evaluator.inputs.datasets import read_dataset, records_dataset
+from rag_evaluator.inputs.dataset_rows import (
+    CanonicalRow,
+    CanonicalRows,
+    DatasetSurvey,
+    DatasetTable,
+)
+from rag_evaluator.inputs.dataset_stream import StreamedDataset
+from rag_evaluator.inputs.datasets import read_dataset, records_dataset, warn_constants
 from rag_evaluator.inputs.fields import (
     CONTEXTS,
     GROUND_TRUTH,
@@ -297,32 +304,39 @@ class InputSet:
     reference_free: bool = False
 
 
+def _part_record(
+    row: CanonicalRow, index: int, spec: InputSpec[Any], metadata: Container[str]
+) -> CsvRecord | None:
+    """The cells of one of the three files a dataset's row gives (its ``index``-th), as a
+    CSV record; ``None`` when the row lacks a required cell of that file."""
+    cells = row.cells
+    if not all(column in cells for column in spec.required):
+        return None
+    return CsvRecord(
+        index,
+        {column: cells.get(column, "") for column in (*spec.required, *spec.optional)},
+        {name: cell for name, cell in cells.items() if name in metadata} if spec.metadata else {},
+    )
+
+
 def _dataset_part(
     table: DatasetTable, path: Path, part: str, spec: InputSpec[RowT]
 ) -> KeyedRows[RowT]:
     """The rows of one of the three files, as the dataset gives them: the records holding
     that file's required cells, loaded by the same spec as the CSV."""
-    locations: dict[int, str] = {}
-    records: list[CsvRecord] = []
-    metadata = set(table.metadata_columns) if spec.metadata else set()
-    for index, row in enumerate(table.rows):
-        if not all(column in row.cells for column in spec.required):
-            continue
-        locations[index] = row.location
-        records.append(
-            CsvRecord(
-                index,
-                {column: row.cells.get(column, "") for column in (*spec.required, *spec.optional)},
-                {name: cell for name, cell in row.cells.items() if name in metadata},
-            )
-        )
+    metadata = set(table.metadata_columns)
+    records = [
+        record
+        for index, row in enumerate(table.rows)
+        if (record := _part_record(row, index, spec, metadata)) is not None
+    ]
     return _keyed(
         f"{table.source_name} {part}",
         path,
         {},
         records,
         spec.build,
-        where=lambda record: locations[record.line_number],
+        where=lambda record: table.rows[record.line_number].location,
     )
 
 
@@ -441,3 +455,144 @@ def spool_input_files(
     if truth is not None and ground_truth is not None:
         digests[ground_truth] = truth.sha256
     return SpooledInputs(counts, selection, asked.metadata_columns, digests)
+
+
+class _LineLocations(Sequence[str]):
+    """Each record's location (``line 12``), kept as line numbers."""
+
+    def __init__(self) -> None:
+        self.lines = array("q")
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [f"line {line}" for line in self.lines[index]]
+        return f"line {self.lines[index]}"
+
+
+# Where a record is, for an error about one of its cells.
+_Where = Callable[[CsvRecord], str]
+# A dataset's rows written to the spool per table at a time.
+_SPOOL_BATCH_ROWS = 500
+
+_DATASET_PARTS = (
+    (QUESTIONS_TABLE, "questions", QUESTIONS_SPEC),
+    (GROUND_TRUTH_TABLE, "references", GROUND_TRUTH_SPEC),
+    (ANSWERS_TABLE, "answers", ANSWERS_SPEC),
+)
+
+
+class _SpooledParts:
+    """A dataset's canonical rows written to the spool's three tables as they come, as
+    ``_dataset_part`` loads them; only question numbers stay in memory."""
+
+    def __init__(self, spool: InputSpool, source_name: str, path: Path, where: _Where) -> None:
+        self.spool = spool
+        self.parts = {
+            table: (spec, FirstRows(f"{source_name} {part}", path, {}, spec.build, where))
+            for table, part, spec in _DATASET_PARTS
+        }
+        self.waiting: dict[str, list[tuple[int, Any]]] = {table: [] for table in self.parts}
+        self.answered: set[int] = set()
+
+    def add(self, index: int, row: CanonicalRow, metadata: Container[str]) -> None:
+        for table, (spec, keyed) in self.parts.items():
+            record = _part_record(row, index, spec, metadata)
+            if record is None:
+                continue
+            for number, built in keyed.rows((record,)):
+                if isinstance(built, AnswerRow) and built.rag_answer.strip():
+                    self.answered.add(number)
+                self.waiting[table].append((number, built))
+            if len(self.waiting[table]) >= _SPOOL_BATCH_ROWS:
+                self.flush(table)
+
+    def flush(self, table: str) -> None:
+        self.spool.add_rows(table, self.waiting[table])
+        self.waiting[table] = []
+
+    def numbers(self, table: str) -> set[int]:
+        return self.parts[table][1].numbers
+
+
+@dataclass(frozen=True)
+class SpooledDataset:
+    """A dataset read into a spool: its record count, the run's inputs as ``SpooledInputs``
+    gives them, and whether it holds no reference answer."""
+
+    records: int
+    inputs: SpooledInputs
+    reference_free: bool
+
+
+def spool_dataset(
+    spool: InputSpool, streamed: StreamedDataset, *, score_missing: bool = False
+) -> SpooledDataset:
+    """Read a JSON Lines dataset (``dataset_stream.stream_dataset``) into ``spool`` as
+    ``load_dataset`` and ``select_items`` read it, in two passes over the file (one to
+    number the records, one to spool their rows), holding question numbers only."""
+    try:
+        return _spooled_dataset(spool, streamed, score_missing)
+    except InputError as exc:
+        if exc.path is not None:
+            raise
+        raise InputError(exc.message, streamed.path) from exc
+
+
+def _spooled_dataset(
+    spool: InputSpool, streamed: StreamedDataset, score_missing: bool
+) -> SpooledDataset:
+    path, name = streamed.path, streamed.path.name
+    locations = _LineLocations()
+    survey = DatasetSurvey(name, locations)
+    constants: list[str] = []
+    for line, record in streamed.records(constants):
+        locations.lines.append(line)
+        survey.add(record)
+    warn_constants(name, constants)
+    builder = CanonicalRows(name, survey.numbering())
+    parts = _SpooledParts(spool, name, path, lambda record: locations[record.line_number])
+    for index, (_, record) in enumerate(streamed.records([])):
+        parts.add(index, builder.row(index, record), builder.metadata_columns)
+    for table in parts.parts:
+        parts.flush(table)
+    _log_dataset(name, len(locations), builder)
+    reference_free = not builder.has_references
+    asked, truth, answers = (parts.numbers(table) for table, _, _ in _DATASET_PARTS)
+    sources = [
+        (f"{name} questions", asked),
+        *([] if reference_free else [(f"{name} references", truth)]),
+        (f"{name} answers", answers),
+    ]
+    chosen = select_numbers(sources, parts.answered, score_missing=score_missing)
+    items = SpooledItems(spool, chosen.numbers, every=len(chosen.numbers) == len(asked))
+    selection = Selection(items, chosen.exclusions, chosen.answerable, chosen.answered)
+    counts = (len(asked), len(truth), len(answers))
+    inputs = SpooledInputs(
+        counts, selection, list(builder.metadata_columns), {path: streamed.sha256}
+    )
+    return SpooledDataset(len(locations), inputs, reference_free)
+
+
+def _log_dataset(name: str, records: int, builder: CanonicalRows) -> None:
+    """What ``read_dataset`` logs of a dataset once read."""
+    columns = list(builder.metadata_columns)
+    logger.info(
+        "%s: %d records, question numbers from %s%s",
+        name,
+        records,
+        builder.numbering.source,
+        f"; metadata columns: {', '.join(columns)}" if columns else "",
+    )
+    for note in builder.notes():
+        logger.info(note)
+    for warning in builder.warnings():
+        logger.warning(warning)

@@ -124,7 +124,7 @@ class StreamedCsv:
 
 
 @dataclass(frozen=True)
-class _FileFacts:
+class FileFacts:
     """What the first pass over the bytes learns."""
 
     sha256: str
@@ -154,7 +154,7 @@ def stream_csv(
     expected, fix = expected_columns(required, json_fix)
     refuse_no_file(path, expected)
     refuse_workbook(path, _head(path))
-    facts = _file_facts(path, chunk_size)
+    facts = file_facts(path, chunk_size)
     if _is_json_file(path, facts.source):
         raise json_error(path, fix)
     log_warnings(facts.warnings)
@@ -310,7 +310,7 @@ class _EncodingProbe:
         return encoding, encoding, self.nul_byte, [warning]
 
 
-def _file_facts(path: Path, chunk_size: int) -> _FileFacts:
+def file_facts(path: Path, chunk_size: int) -> FileFacts:
     probe = _EncodingProbe(_head(path))
     for chunk in _byte_chunks(path, chunk_size):
         probe.feed(chunk)
@@ -320,7 +320,7 @@ def _file_facts(path: Path, chunk_size: int) -> _FileFacts:
     # A byte order mark before text that is not UTF-8 is no text of its own.
     skip = probe.bom if encoding in ("cp1252", "latin-1") else 0
     source = _TextSource(path, codec, skip, has_nul, chunk_size)
-    return _FileFacts(probe.digest.hexdigest(), probe.size, encoding, warnings, source)
+    return FileFacts(probe.digest.hexdigest(), probe.size, encoding, warnings, source)
 
 
 def _is_json_file(path: Path, source: _TextSource) -> bool:

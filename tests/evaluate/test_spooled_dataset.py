@@ -1,0 +1,241 @@
+"""A JSON Lines dataset too large to hold is read into the on-disk spool in two passes: the
+same records, numbers, items, exclusions, warnings and errors as reading it whole, and the
+same run."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+from evaluate_support import only_results, run_cli
+from fakes.anthropic_server import FakeAnthropicServer, verdict
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rag_evaluator.errors import InputError
+from rag_evaluator.inputs.dataset_stream import stream_dataset
+from rag_evaluator.inputs.load import load_dataset, spool_dataset
+from rag_evaluator.inputs.selection import select_items
+from rag_evaluator.inputs.spool import InputSpool
+
+SPOOL = "RAG_EVAL_SPOOL_MB"
+
+_RECORDS = [
+    {
+        "id": 3,
+        "question": "How long is the warranty?",
+        "ground_truth": "Two years.",
+        "answer": "Two years [1].",
+        "contexts": ["Warranty: two years."],
+        "category": "product",
+    },
+    {
+        "id": 1,
+        "question": "What is the refund window?",
+        "ground_truth": "90 days.",
+        "answer": "90 days.",
+        "contexts": ["Refunds within 90 days.", "Other."],
+        "metadata": {"source": "faq"},
+        "tags": ["a", "b"],
+    },
+    {
+        "id": 2,
+        "question": "Who signs the form?",
+        "ground_truth": "The account holder.",
+        "answer": "",
+        "category": "billing",
+    },
+    {"id": 4, "question": "What colour is the default theme?", "answer": "Blue."},
+    {
+        "id": 5,
+        "question": "Is there a \u2028 separator?",
+        "ground_truth": "Yes.",
+        "answer": "Yes, there is.",
+        "score": float("nan"),
+    },
+]
+
+
+def _write_lines(path: Path, records: list[dict[str, object]], newline: str = "\n") -> Path:
+    lines = [json.dumps(record) for record in records]
+    path.write_text(newline.join(["", *lines[:2], "  ", *lines[2:], ""]), encoding="utf-8")
+    return path
+
+
+def _held(path: Path, score_missing: bool, caplog: pytest.LogCaptureFixture):
+    """The whole-file reading: selection, record count, metadata columns, reference-free,
+    and the log; or the error's message."""
+    with caplog.at_level(logging.INFO):
+        caplog.clear()
+        try:
+            inputs = load_dataset(path)
+            selection = select_items(
+                inputs.questions,
+                inputs.ground_truth,
+                inputs.answers,
+                score_missing=score_missing,
+                reference_free=inputs.reference_free,
+            )
+        except InputError as exc:
+            return str(exc), list(caplog.messages)
+    assert inputs.dataset is not None
+    facts = (len(inputs.dataset.rows), inputs.metadata_columns, inputs.reference_free)
+    return (selection, facts), list(caplog.messages)
+
+
+def _spooled(path: Path, score_missing: bool, caplog: pytest.LogCaptureFixture, folder: Path):
+    streamed = stream_dataset(path)
+    assert streamed is not None
+    spool = InputSpool(folder)
+    try:
+        with caplog.at_level(logging.INFO):
+            caplog.clear()
+            try:
+                dataset = spool_dataset(spool, streamed, score_missing=score_missing)
+            except InputError as exc:
+                return str(exc), list(caplog.messages)
+            selection = dataset.inputs.selection
+            facts = (dataset.records, dataset.inputs.metadata_columns, dataset.reference_free)
+            return (selection.exclusions, selection.coverage, list(selection.items), facts), list(
+                caplog.messages
+            )
+    finally:
+        spool.close()
+
+
+def _same(held: object, spooled: object) -> None:
+    (held_value, held_log), (spooled_value, spooled_log) = held, spooled
+    if isinstance(held_value, str):
+        assert spooled_value == held_value
+    else:
+        selection, facts = held_value
+        exclusions, coverage, items, spooled_facts = spooled_value
+        assert items == list(selection.items)
+        assert exclusions == selection.exclusions
+        assert coverage == selection.coverage
+        assert spooled_facts == facts
+    assert spooled_log == held_log
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("score_missing", [False, True])
+def test_a_streamed_dataset_gives_what_reading_it_whole_does(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, newline: str, score_missing: bool
+) -> None:
+    path = _write_lines(tmp_path / "set.jsonl", _RECORDS, newline)
+    held = _held(path, score_missing, caplog)
+    assert not isinstance(held[0], str)
+    assert held[0][1] == (5, ["category", "source", "score"], False)
+    _same(held, _spooled(path, score_missing, caplog, tmp_path))
+
+
+def test_json_lines_named_json_stream_and_json_documents_do_not(tmp_path: Path) -> None:
+    lines = _write_lines(tmp_path / "set.json", _RECORDS)
+    assert stream_dataset(lines) is not None
+    document = tmp_path / "list.json"
+    document.write_text(json.dumps(_RECORDS[:2]), encoding="utf-8")
+    single = tmp_path / "one.json"
+    single.write_text(json.dumps(_RECORDS[0], indent=2), encoding="utf-8")
+    blank = tmp_path / "blank.jsonl"
+    blank.write_text("\n  \n", encoding="utf-8")
+    table = tmp_path / "set.csv"
+    table.write_text("question,answer\nq,a\n", encoding="utf-8")
+    for whole in (document, single, blank, table, tmp_path / "missing.jsonl", tmp_path):
+        assert stream_dataset(whole) is None, whole
+
+
+_ID = st.one_of(st.none(), st.integers(-2, 6), st.sampled_from(["Q1", "Q2", "abc", " ", "7"]))
+_TEXT = st.one_of(
+    st.none(), st.text(st.characters(blacklist_categories=("Cs",)), max_size=8), st.integers()
+)
+
+
+@st.composite
+def _records(draw: st.DrawFn) -> list[object]:
+    records: list[object] = []
+    with_ids = draw(st.booleans())
+    for _ in range(draw(st.integers(0, 6))):
+        record: dict[str, object] = {}
+        if with_ids and draw(st.integers(0, 9)):
+            record["id"] = draw(_ID)
+        for field in ("question", "ground_truth", "answer", "category"):
+            if draw(st.integers(0, 4)):
+                record[field] = draw(_TEXT)
+        if draw(st.integers(0, 3)) == 0:
+            record["contexts"] = draw(st.one_of(st.lists(_TEXT, max_size=2), _TEXT))
+        records.append(record if draw(st.integers(0, 19)) else draw(st.sampled_from([[], 3])))
+    return records
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(records=_records(), score_missing=st.booleans(), chunk=st.integers(1, 64))
+def test_any_json_lines_dataset_streams_as_it_reads_whole(
+    tmp_path_factory: pytest.TempPathFactory,
+    caplog: pytest.LogCaptureFixture,
+    records: list[object],
+    score_missing: bool,
+    chunk: int,
+) -> None:
+    folder = tmp_path_factory.mktemp("set")
+    path = folder / "set.jsonl"
+    path.write_text("\n".join(json.dumps(record) for record in records), encoding="utf-8")
+    held = _held(path, score_missing, caplog)
+    streamed = stream_dataset(path, chunk_size=chunk)
+    if streamed is None:  # blank: read whole, which says it is empty
+        assert held[0] == f"{path.name} is empty. Export the dataset again"
+        return
+    spool = InputSpool(folder)
+    try:
+        with caplog.at_level(logging.INFO):
+            caplog.clear()
+            try:
+                dataset = spool_dataset(spool, streamed, score_missing=score_missing)
+            except InputError as exc:
+                _same(held, (str(exc), list(caplog.messages)))
+                return
+            selection = dataset.inputs.selection
+            facts = (dataset.records, dataset.inputs.metadata_columns, dataset.reference_free)
+            value = (selection.exclusions, selection.coverage, list(selection.items), facts)
+            _same(held, (value, list(caplog.messages)))
+    finally:
+        spool.close()
+
+
+def _run(folder: Path, monkeypatch: pytest.MonkeyPatch, spooled: bool, *metrics: str):
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("RAG_EVAL_CHECKPOINT_DIR", str(folder / "checkpoints"))
+    monkeypatch.setenv(SPOOL, "0" if spooled else "1000000")
+    return run_cli(
+        [
+            "evaluate",
+            *("--dataset", "set.jsonl", "--model", "haiku", "--yes", "--seed", "5"),
+            *("--delay", "0", "--no-cache", "--score-missing", "--metrics", ",".join(metrics)),
+        ]
+    )
+
+
+def test_a_run_on_a_streamed_dataset_asks_and_writes_what_a_held_one_does(
+    tmp_path: Path, fake_anthropic: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_anthropic.script("warranty", verdict(1, 0, 1, summary="Half right."))
+    outcomes = {}
+    for spooled in (False, True):
+        folder = tmp_path / ("spooled" if spooled else "held")
+        folder.mkdir()
+        _write_lines(folder / "set.jsonl", _RECORDS)
+        before = len(fake_anthropic.requests)
+        result = _run(folder, monkeypatch, spooled, "judge", "lexical", "retrieval")
+        assert result.exit_code == 0, result.output
+        asked = [request.question for request in fake_anthropic.requests[before:]]
+        results = only_results(folder)
+        summary = {k: v for k, v in results.summary.items() if k not in ("Date", "Time")}
+        outcomes[spooled] = (asked, results.rows, summary)
+    assert outcomes[True] == outcomes[False]
+    asked, rows, summary = outcomes[True]
+    assert [row["Question Number"] for row in rows] == ["1", "2", "3", "5"]
+    assert len(asked) == 3  # question 2 has a blank answer; 4 has no reference
+    assert rows[0]["source"] == "faq"
