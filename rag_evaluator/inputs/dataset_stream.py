@@ -1,84 +1,117 @@
-"""A dataset file too large to hold, read as a stream: JSON Lines record by record.
+"""A dataset file too large to hold, read as a stream: JSON Lines or CSV, record by record.
 
 ``stream_dataset`` reads the file once a chunk at a time for its SHA-256 and its encoding
-(the rules of ``files.decode_text``), then looks at its first lines to tell JSON Lines
-from a JSON document. Each ``StreamedDataset.records()`` reads it again, one line at a
-time, as ``datasets.read_dataset`` reads JSON Lines (the same records, errors and warnings).
-A JSON document (a list of records, an object holding one) and a CSV dataset are read whole
-by ``read_dataset``: ``stream_dataset`` returns ``None`` for them.
+(the rules of ``files.decode_text``), and looks at its start to tell its kind as
+``datasets.read_dataset`` does. Each ``StreamedDataset.records()`` reads it again, a line or
+a row at a time: the same records, errors and warnings as ``read_dataset``. A JSON document
+(a list of records, or an object holding them) is read whole by ``read_dataset``:
+``stream_dataset`` returns ``None`` for it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_evaluator.errors import InputError
 from rag_evaluator.inputs.dataset_rows import DatasetRecord
-from rag_evaluator.inputs.datasets import CSV_SUFFIXES, line_record
+from rag_evaluator.inputs.datasets import (
+    CSV_EXPECTED,
+    CSV_JSON_FIX,
+    CSV_SUFFIXES,
+    csv_record,
+    line_record,
+)
 from rag_evaluator.inputs.files import not_a_file
-from rag_evaluator.inputs.rag_json import JSON_LINES_SUFFIXES, loads_json
-from rag_evaluator.inputs.streamed_csv import CHUNK_SIZE, FileFacts, file_facts
+from rag_evaluator.inputs.rag_json import JSON_LINES_SUFFIXES, JSON_SUFFIXES, loads_json
+from rag_evaluator.inputs.streamed_csv import (
+    CHUNK_SIZE,
+    FileFacts,
+    StreamedRows,
+    file_facts,
+    stream_csv_rows,
+)
 
 logger = logging.getLogger(__name__)
+
+# A fresh pass over the file's records, each with its line; NaN and the like met are added
+# to the list given.
+_Records = Callable[[list[str]], Iterator[tuple[int, DatasetRecord]]]
 
 
 @dataclass(frozen=True)
 class StreamedDataset:
-    """A JSON Lines dataset checked for its encoding, its records read on demand."""
+    """A JSON Lines or CSV dataset checked as ``read_dataset`` checks it, its records read
+    on demand."""
 
     path: Path
     sha256: str  # of the file's raw bytes
-    facts: FileFacts
+    _records: _Records = field(repr=False)
 
     def records(self, constants: list[str]) -> Iterator[tuple[int, DatasetRecord]]:
-        """Each record with the line it is on, from a fresh pass over the file; the
-        non-standard constants met (NaN, Infinity) are added to ``constants``."""
-        name = self.path.name
-        try:
-            for number, line in enumerate(_split_lines(self.facts.source.texts()), start=1):
-                record = line_record(name, number, line, constants)
-                if record is not None:
-                    yield number, record
-        except RecursionError as exc:
-            raise InputError(
-                f"{name} is nested too deeply to be a dataset. Check that it was exported correctly"
-            ) from exc
+        """Each record with the line it starts on, from a fresh pass over the file; the
+        non-standard JSON constants met (NaN, Infinity) are added to ``constants``."""
+        return self._records(constants)
 
 
 def stream_dataset(path: Path, chunk_size: int = CHUNK_SIZE) -> StreamedDataset | None:
-    """The dataset at ``path`` as a stream when it is JSON Lines; ``None`` when it must be
-    read whole (a JSON document, CSV) or is no readable file (reading it says why)."""
+    """The dataset at ``path`` as a stream; ``None`` when it must be read whole (a JSON
+    document) or is no readable file or is blank (``read_dataset`` then says why)."""
     path = Path(path)
     suffix = path.suffix.lower()
-    if not_a_file(path) is not None or not path.exists() or suffix in CSV_SUFFIXES:
+    if not_a_file(path) is not None or not path.exists():
         return None
+    if suffix in CSV_SUFFIXES:
+        return _csv_dataset(stream_csv_rows(path, expected=CSV_EXPECTED, json_fix=CSV_JSON_FIX))
     facts = file_facts(path, chunk_size)
-    if not _holds_lines(facts, named_lines=suffix in JSON_LINES_SUFFIXES):
+    first = next((line for line in _split_lines(facts.source.texts()) if line.strip()), None)
+    if first is None:
+        return None
+    named_json = suffix in JSON_SUFFIXES + JSON_LINES_SUFFIXES
+    if not named_json and not first.lstrip().startswith(("{", "[")):
+        csv = stream_csv_rows(path, expected=CSV_EXPECTED, json_fix=CSV_JSON_FIX, facts=facts)
+        return _csv_dataset(csv)
+    if suffix not in JSON_LINES_SUFFIXES and not _holds_lines(facts, first):
         return None
     for warning in facts.warnings:
         logger.warning(warning)
-    return StreamedDataset(path, facts.sha256, facts)
+    return StreamedDataset(path, facts.sha256, lambda constants: _lines(facts, constants))
 
 
-def _holds_lines(facts: FileFacts, *, named_lines: bool) -> bool:
-    """Whether ``read_dataset`` reads the file as JSON Lines: a file named so that is not
-    blank, or another whose first line is one whole JSON object with more after it (a JSON
-    document with extra data, which is then read line by line)."""
-    lines = (line for line in _split_lines(facts.source.texts()) if line.strip())
-    first = next(lines, None)
-    if first is None:
-        return False  # blank: read_dataset says it is empty
-    if named_lines:
-        return True
+def _csv_dataset(csv: StreamedRows) -> StreamedDataset:
+    def records(_constants: list[str]) -> Iterator[tuple[int, DatasetRecord]]:
+        for line, cells in csv.rows():
+            yield line, csv_record(csv.headers, line, cells)
+
+    return StreamedDataset(csv.path, csv.sha256, records)
+
+
+def _lines(facts: FileFacts, constants: list[str]) -> Iterator[tuple[int, DatasetRecord]]:
+    name = facts.source.path.name
+    try:
+        for number, line in enumerate(_split_lines(facts.source.texts()), start=1):
+            record = line_record(name, number, line, constants)
+            if record is not None:
+                yield number, record
+    except RecursionError as exc:
+        raise InputError(
+            f"{name} is nested too deeply to be a dataset. Check that it was exported correctly"
+        ) from exc
+
+
+def _holds_lines(facts: FileFacts, first: str) -> bool:
+    """Whether ``read_dataset`` reads a JSON file not named as JSON Lines line by line: its
+    first line one whole JSON object with more after it (a JSON document with extra data)."""
     if not first.lstrip().startswith("{"):
         return False
     try:
         value = loads_json(first, [])
     except (ValueError, RecursionError):
         return False
+    lines = (line for line in _split_lines(facts.source.texts()) if line.strip())
+    next(lines, None)
     return isinstance(value, dict) and next(lines, None) is not None
 
 

@@ -34,7 +34,8 @@ from rag_evaluator.inputs.tables import decode_bytes, read_csv_rows
 logger = logging.getLogger(__name__)
 
 CSV_SUFFIXES = (".csv", ".tsv")
-_CSV_EXPECTED = "question, reference, answer (ragas, deepeval or rag-eval names)"
+CSV_EXPECTED = "question, reference, answer (ragas, deepeval or rag-eval names)"
+CSV_JSON_FIX = "Give it a .json or .jsonl name so it is read as JSON"
 
 
 def _object_records(name: str, items: list, where: str) -> list[DatasetRecord]:
@@ -139,19 +140,18 @@ def warn_constants(name: str, constants: list[str]) -> None:
 
 
 def _csv_records(path: Path) -> list[DatasetRecord]:
-    raw = read_csv_rows(
-        path,
-        expected=_CSV_EXPECTED,
-        json_fix="Give it a .json or .jsonl name so it is read as JSON",
-    )
-    records = []
-    for line, cells in raw.rows:
-        fields: dict[str, object] = {}
-        for index, header in enumerate(raw.headers):
-            if header and header not in fields:
-                fields[header] = cells[index] if index < len(cells) else ""
-        records.append(DatasetRecord(f"line {line}", fields, from_csv=True))
-    return records
+    raw = read_csv_rows(path, expected=CSV_EXPECTED, json_fix=CSV_JSON_FIX)
+    return [csv_record(raw.headers, line, cells) for line, cells in raw.rows]
+
+
+def csv_record(headers: Sequence[str], line: int, cells: Sequence[str]) -> DatasetRecord:
+    """The record of one CSV row: each named column's cell (the first of a repeated name;
+    a short row's missing cells empty)."""
+    fields: dict[str, object] = {}
+    for index, header in enumerate(headers):
+        if header and header not in fields:
+            fields[header] = cells[index] if index < len(cells) else ""
+    return DatasetRecord(f"line {line}", fields, from_csv=True)
 
 
 def records_dataset(name: str, items: Sequence[object]) -> DatasetTable:
@@ -178,14 +178,14 @@ def read_dataset(path: Path, *, require_answers: bool = True) -> DatasetTable:
             records = _csv_records(path)
         else:
             text, _, warnings = decode_bytes(read_input_bytes(path), path)
-            for warning in warnings:
-                logger.warning(warning)
             if not text.strip():
                 raise InputError(f"{path.name} is empty. Export the dataset again")
             if suffix in JSON_SUFFIXES + JSON_LINES_SUFFIXES or _looks_like_json(text):
+                for warning in warnings:
+                    logger.warning(warning)
                 records = _json_records(path, text)
             else:
-                records = _csv_records(path)
+                records = _csv_records(path)  # which says what decoding it took
         table = dataset_table(path.name, records, require_answers=require_answers)
     except InputError as exc:
         if exc.path is not None:

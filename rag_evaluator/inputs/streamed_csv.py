@@ -380,3 +380,48 @@ def _fails_early(text_start: str) -> bool:
     except RecursionError:
         return False
     return False
+
+
+@dataclass(frozen=True)
+class StreamedRows:
+    """A CSV file checked as ``tables.read_csv_rows`` checks it: its headers (stripped),
+    its non-blank data rows read on demand."""
+
+    path: Path
+    headers: list[str]
+    sha256: str  # of the file's raw bytes
+    _source: _TextSource = field(repr=False)
+
+    def rows(self) -> Iterator[tuple[int, list[str]]]:
+        """Each non-blank data row with the line it starts on, from a fresh pass."""
+        rows, _ = _rows(self._source)
+        next(rows, None)  # the header row
+        yield from rows
+
+
+def stream_csv_rows(
+    path: Path,
+    *,
+    expected: str,
+    json_fix: str,
+    facts: FileFacts | None = None,
+    chunk_size: int = CHUNK_SIZE,
+) -> StreamedRows:
+    """``read_csv_rows`` without holding the file: the same checks, errors and log lines
+    (a row the csv module cannot read raises when a pass reaches it). ``facts``: the first
+    pass over the bytes when it was made already."""
+    path = Path(path)
+    refuse_no_file(path, expected)
+    refuse_workbook(path, _head(path))
+    facts = facts or file_facts(path, chunk_size)
+    if _is_json_file(path, facts.source):
+        raise json_error(path, json_fix)
+    log_warnings(facts.warnings)
+    rows, delimiter = _rows(facts.source)
+    if delimiter != ",":
+        log_delimiter(path, delimiter)
+    header = next(rows, None)
+    rows.close()
+    if header is None:
+        raise empty_file_error(path, expected)
+    return StreamedRows(path, [cell.strip() for cell in header[1]], facts.sha256, facts.source)

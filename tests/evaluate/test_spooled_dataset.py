@@ -86,12 +86,12 @@ def _held(path: Path, score_missing: bool, caplog: pytest.LogCaptureFixture):
 
 
 def _spooled(path: Path, score_missing: bool, caplog: pytest.LogCaptureFixture, folder: Path):
-    streamed = stream_dataset(path)
-    assert streamed is not None
     spool = InputSpool(folder)
     try:
         with caplog.at_level(logging.INFO):
             caplog.clear()
+            streamed = stream_dataset(path)
+            assert streamed is not None
             try:
                 dataset = spool_dataset(spool, streamed, score_missing=score_missing)
             except InputError as exc:
@@ -131,19 +131,49 @@ def test_a_streamed_dataset_gives_what_reading_it_whole_does(
     _same(held, _spooled(path, score_missing, caplog, tmp_path))
 
 
-def test_json_lines_named_json_stream_and_json_documents_do_not(tmp_path: Path) -> None:
+def test_json_lines_and_csv_stream_and_json_documents_do_not(tmp_path: Path) -> None:
     lines = _write_lines(tmp_path / "set.json", _RECORDS)
-    assert stream_dataset(lines) is not None
+    table = tmp_path / "set.csv"
+    table.write_text("question,answer\nq,a\n", encoding="utf-8")
+    text_table = tmp_path / "set.txt"
+    text_table.write_text("question,answer\nq,a\n", encoding="utf-8")
+    for streams in (lines, table, text_table):
+        assert stream_dataset(streams) is not None, streams
     document = tmp_path / "list.json"
     document.write_text(json.dumps(_RECORDS[:2]), encoding="utf-8")
     single = tmp_path / "one.json"
     single.write_text(json.dumps(_RECORDS[0], indent=2), encoding="utf-8")
     blank = tmp_path / "blank.jsonl"
     blank.write_text("\n  \n", encoding="utf-8")
-    table = tmp_path / "set.csv"
-    table.write_text("question,answer\nq,a\n", encoding="utf-8")
-    for whole in (document, single, blank, table, tmp_path / "missing.jsonl", tmp_path):
+    not_json = tmp_path / "table.json"
+    not_json.write_text("question,answer\nq,a\n", encoding="utf-8")
+    for whole in (document, single, blank, not_json, tmp_path / "missing.jsonl", tmp_path):
         assert stream_dataset(whole) is None, whole
+
+
+_CSV = (
+    "question,ground_truth,answer,contexts,category\n"
+    'How long is the warranty?,Two years.,Two years [1].,"[""Warranty: two years.""]",product\n'
+    "\n"
+    'What is the refund window?,90 days.,90 days.,"[""Refunds within 90 days."", ""Other.""]",faq\n'
+    "Who signs the form?,The account holder.,,,billing\n"
+    "What colour is the theme?,,Blue.,,\n"
+)
+
+
+@pytest.mark.parametrize("name", ["set.csv", "set.txt"])
+def test_a_streamed_csv_dataset_gives_what_reading_it_whole_does(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, name: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(
+        _CSV.replace("\n", "\r\n").encode("cp1252") + "caf\xe9,x,y,,\r\n".encode("cp1252")
+    )
+    held = _held(path, True, caplog)
+    assert not isinstance(held[0], str)
+    assert held[0][1] == (5, ["category"], False)
+    assert any("cp1252" in line or "Windows" in line for line in held[1]), held[1]
+    _same(held, _spooled(path, True, caplog, tmp_path))
 
 
 _ID = st.one_of(st.none(), st.integers(-2, 6), st.sampled_from(["Q1", "Q2", "abc", " ", "7"]))
@@ -239,3 +269,55 @@ def test_a_run_on_a_streamed_dataset_asks_and_writes_what_a_held_one_does(
     assert [row["Question Number"] for row in rows] == ["1", "2", "3", "5"]
     assert len(asked) == 3  # question 2 has a blank answer; 4 has no reference
     assert rows[0]["source"] == "faq"
+
+
+_HEADERS = st.lists(
+    st.sampled_from(["id", "question", "ground_truth", "answer", "contexts", "category", ""]),
+    min_size=1,
+    max_size=6,
+)
+_CELL = st.one_of(
+    st.sampled_from(["", "1", "2", "Q3", "0", '["a", "b"]', "x | y", "[oops"]),
+    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=6),
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    headers=_HEADERS,
+    rows=st.lists(st.lists(_CELL, max_size=7), max_size=6),
+    chunk=st.integers(1, 64),
+)
+def test_any_csv_dataset_streams_as_it_reads_whole(
+    tmp_path_factory: pytest.TempPathFactory,
+    caplog: pytest.LogCaptureFixture,
+    headers: list[str],
+    rows: list[list[str]],
+    chunk: int,
+) -> None:
+    import csv
+
+    folder = tmp_path_factory.mktemp("set")
+    path = folder / "set.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([headers, *rows])
+    held = _held(path, False, caplog)
+    spool = InputSpool(folder)
+    try:
+        with caplog.at_level(logging.INFO):
+            caplog.clear()
+            try:
+                streamed = stream_dataset(path, chunk_size=chunk)
+                assert streamed is not None
+                dataset = spool_dataset(spool, streamed)
+            except InputError as exc:
+                _same(held, (str(exc), list(caplog.messages)))
+                return
+            selection = dataset.inputs.selection
+            facts = (dataset.records, dataset.inputs.metadata_columns, dataset.reference_free)
+            value = (selection.exclusions, selection.coverage, list(selection.items), facts)
+            _same(held, (value, list(caplog.messages)))
+    finally:
+        spool.close()
