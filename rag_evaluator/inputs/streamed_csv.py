@@ -152,31 +152,23 @@ def stream_csv(
         raise UsageError(f"chunk_size is {chunk_size}. Read at least 1 byte at a time")
     path = Path(path)
     expected, fix = expected_columns(required, json_fix)
-    refuse_no_file(path, expected)
-    refuse_workbook(path, _head(path))
-    facts = file_facts(path, chunk_size)
-    if _is_json_file(path, facts.source):
-        raise json_error(path, fix)
-    log_warnings(facts.warnings)
-    rows, delimiter = _rows(facts.source)
-    if delimiter != ",":
-        log_delimiter(path, delimiter)
-    header = next(rows, None)
-    if header is None:
-        raise empty_file_error(path, expected)
-    headers = [cell.strip() for cell in header[1]]
+    streamed = stream_csv_rows(path, expected=expected, json_fix=fix, chunk_size=chunk_size)
+    headers = streamed.headers
     canonical, extra = resolved_columns(
         path, headers, required=required, optional=optional, extra_columns=extra_columns
     )
-    if next(rows, None) is None:
+    data_rows = streamed.rows()
+    first_row = next(data_rows, None)
+    data_rows.close()
+    if first_row is None:
         raise no_data_rows_error(path, expected)
-    rows.close()
+    facts = streamed.facts
     return StreamedCsv(
         path=path,
         headers=headers,
         columns={name: headers[index] for name, index in canonical},
         encoding=facts.encoding,
-        delimiter=delimiter,
+        delimiter=streamed.delimiter,
         warnings=facts.warnings,
         extra_columns=[name for _, name in extra],
         sha256=facts.sha256,
@@ -389,12 +381,16 @@ class StreamedRows:
 
     path: Path
     headers: list[str]
-    sha256: str  # of the file's raw bytes
-    _source: _TextSource = field(repr=False)
+    delimiter: str
+    facts: FileFacts = field(repr=False)
+
+    @property
+    def sha256(self) -> str:
+        return self.facts.sha256
 
     def rows(self) -> Iterator[tuple[int, list[str]]]:
         """Each non-blank data row with the line it starts on, from a fresh pass."""
-        rows, _ = _rows(self._source)
+        rows, _ = _rows(self.facts.source)
         next(rows, None)  # the header row
         yield from rows
 
@@ -424,4 +420,4 @@ def stream_csv_rows(
     rows.close()
     if header is None:
         raise empty_file_error(path, expected)
-    return StreamedRows(path, [cell.strip() for cell in header[1]], facts.sha256, facts.source)
+    return StreamedRows(path, [cell.strip() for cell in header[1]], delimiter, facts)

@@ -85,22 +85,30 @@ def _held(path: Path, score_missing: bool, caplog: pytest.LogCaptureFixture):
     return (selection, facts), list(caplog.messages)
 
 
-def _spooled(path: Path, score_missing: bool, caplog: pytest.LogCaptureFixture, folder: Path):
+def _spooled(
+    path: Path,
+    score_missing: bool,
+    caplog: pytest.LogCaptureFixture,
+    folder: Path,
+    chunk_size: int = 1024 * 1024,
+):
+    """The streamed reading into a spool, as ``_held`` gives the whole-file one; ``None``
+    when the file is not streamed."""
     spool = InputSpool(folder)
     try:
         with caplog.at_level(logging.INFO):
             caplog.clear()
-            streamed = stream_dataset(path)
-            assert streamed is not None
             try:
+                streamed = stream_dataset(path, chunk_size=chunk_size)
+                if streamed is None:
+                    return None
                 dataset = spool_dataset(spool, streamed, score_missing=score_missing)
             except InputError as exc:
                 return str(exc), list(caplog.messages)
             selection = dataset.inputs.selection
             facts = (dataset.records, dataset.inputs.metadata_columns, dataset.reference_free)
-            return (selection.exclusions, selection.coverage, list(selection.items), facts), list(
-                caplog.messages
-            )
+            value = (selection.exclusions, selection.coverage, list(selection.items), facts)
+            return value, list(caplog.messages)
     finally:
         spool.close()
 
@@ -128,7 +136,9 @@ def test_a_streamed_dataset_gives_what_reading_it_whole_does(
     held = _held(path, score_missing, caplog)
     assert not isinstance(held[0], str)
     assert held[0][1] == (5, ["category", "source", "score"], False)
-    _same(held, _spooled(path, score_missing, caplog, tmp_path))
+    spooled = _spooled(path, score_missing, caplog, tmp_path)
+    assert spooled is not None
+    _same(held, spooled)
 
 
 def test_json_lines_and_csv_stream_and_json_documents_do_not(tmp_path: Path) -> None:
@@ -173,7 +183,9 @@ def test_a_streamed_csv_dataset_gives_what_reading_it_whole_does(
     assert not isinstance(held[0], str)
     assert held[0][1] == (5, ["category"], False)
     assert any("cp1252" in line or "Windows" in line for line in held[1]), held[1]
-    _same(held, _spooled(path, True, caplog, tmp_path))
+    spooled = _spooled(path, True, caplog, tmp_path)
+    assert spooled is not None
+    _same(held, spooled)
 
 
 _ID = st.one_of(st.none(), st.integers(-2, 6), st.sampled_from(["Q1", "Q2", "abc", " ", "7"]))
@@ -214,25 +226,11 @@ def test_any_json_lines_dataset_streams_as_it_reads_whole(
     path = folder / "set.jsonl"
     path.write_text("\n".join(json.dumps(record) for record in records), encoding="utf-8")
     held = _held(path, score_missing, caplog)
-    streamed = stream_dataset(path, chunk_size=chunk)
-    if streamed is None:  # blank: read whole, which says it is empty
+    spooled = _spooled(path, score_missing, caplog, folder, chunk)
+    if spooled is None:  # blank: read whole, which says it is empty
         assert held[0] == f"{path.name} is empty. Export the dataset again"
         return
-    spool = InputSpool(folder)
-    try:
-        with caplog.at_level(logging.INFO):
-            caplog.clear()
-            try:
-                dataset = spool_dataset(spool, streamed, score_missing=score_missing)
-            except InputError as exc:
-                _same(held, (str(exc), list(caplog.messages)))
-                return
-            selection = dataset.inputs.selection
-            facts = (dataset.records, dataset.inputs.metadata_columns, dataset.reference_free)
-            value = (selection.exclusions, selection.coverage, list(selection.items), facts)
-            _same(held, (value, list(caplog.messages)))
-    finally:
-        spool.close()
+    _same(held, spooled)
 
 
 def _run(folder: Path, monkeypatch: pytest.MonkeyPatch, spooled: bool, *metrics: str):
@@ -304,20 +302,6 @@ def test_any_csv_dataset_streams_as_it_reads_whole(
     with path.open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows([headers, *rows])
     held = _held(path, False, caplog)
-    spool = InputSpool(folder)
-    try:
-        with caplog.at_level(logging.INFO):
-            caplog.clear()
-            try:
-                streamed = stream_dataset(path, chunk_size=chunk)
-                assert streamed is not None
-                dataset = spool_dataset(spool, streamed)
-            except InputError as exc:
-                _same(held, (str(exc), list(caplog.messages)))
-                return
-            selection = dataset.inputs.selection
-            facts = (dataset.records, dataset.inputs.metadata_columns, dataset.reference_free)
-            value = (selection.exclusions, selection.coverage, list(selection.items), facts)
-            _same(held, (value, list(caplog.messages)))
-    finally:
-        spool.close()
+    spooled = _spooled(path, False, caplog, folder, chunk)
+    assert spooled is not None
+    _same(held, spooled)
