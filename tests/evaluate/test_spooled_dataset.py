@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -233,6 +234,16 @@ def test_any_json_lines_dataset_streams_as_it_reads_whole(
     _same(held, spooled)
 
 
+def _shown(output: str) -> list[str]:
+    """The run's output (its plan, estimate, warnings, summary) without what differs between
+    two folders or moments."""
+    return [
+        re.sub(r"\s+", " ", line).strip()
+        for line in output.splitlines()
+        if not re.search(r"Evaluation_Runs|checkpoint|spool|\d+(\.\d+)?\s*s\b|\d\d:\d\d", line)
+    ]
+
+
 def _run(folder: Path, monkeypatch: pytest.MonkeyPatch, spooled: bool, *metrics: str):
     monkeypatch.chdir(folder)
     monkeypatch.setenv("RAG_EVAL_CHECKPOINT_DIR", str(folder / "checkpoints"))
@@ -261,9 +272,10 @@ def test_a_run_on_a_streamed_dataset_asks_and_writes_what_a_held_one_does(
         asked = [request.question for request in fake_anthropic.requests[before:]]
         results = only_results(folder)
         summary = {k: v for k, v in results.summary.items() if k not in ("Date", "Time")}
-        outcomes[spooled] = (asked, results.rows, summary)
+        outcomes[spooled] = (asked, results.rows, summary, _shown(result.output))
     assert outcomes[True] == outcomes[False]
-    asked, rows, summary = outcomes[True]
+    asked, rows, summary, shown = outcomes[True]
+    assert any(line.startswith("Estimated cost") for line in shown), shown
     assert [row["Question Number"] for row in rows] == ["1", "2", "3", "5"]
     assert len(asked) == 3  # question 2 has a blank answer; 4 has no reference
     assert rows[0]["source"] == "faq"
