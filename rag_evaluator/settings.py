@@ -20,6 +20,9 @@ DEFAULT_SPOOL_MEGABYTES = 64.0
 # Questions a run of offline families only scores and writes together: only one chunk's
 # texts, embeddings and scores are held. Large enough that a chunk's model batches are full
 # and its per-chunk costs vanish, small enough that a chunk of long texts is a few megabytes.
+# The first requests' text (megabytes) a --batch run sends and finishes a window at a time.
+BATCH_WINDOW_VARIABLE = "RAG_EVAL_BATCH_WINDOW_MB"
+DEFAULT_BATCH_WINDOW_MEGABYTES = 256.0
 OFFLINE_CHUNK_VARIABLE = "RAG_EVAL_OFFLINE_CHUNK_ROWS"
 DEFAULT_OFFLINE_CHUNK_ROWS = 1000
 
@@ -52,6 +55,8 @@ class Settings:
     spool_above_bytes: int = int(DEFAULT_SPOOL_MEGABYTES * 1024 * 1024)
     # Questions a run of offline families only scores and writes at a time.
     offline_chunk_rows: int = DEFAULT_OFFLINE_CHUNK_ROWS
+    # A --batch run's questions go a window of this much first-request text at a time.
+    batch_window_bytes: int = int(DEFAULT_BATCH_WINDOW_MEGABYTES * 1024 * 1024)
     # The variables of PROVIDER_VARIABLES and OPTIONAL_PROVIDER_VARIABLES that are set (not
     # empty), by name.
     provider_values: Mapping[str, str] = field(default_factory=dict)
@@ -96,6 +101,7 @@ def load_settings(working_directory: Path | None = None) -> Settings:
         cache_dir=Path(cache_dir).expanduser() if cache_dir else None,
         spool_above_bytes=_spool_above_bytes(os.environ.get(SPOOL_VARIABLE, "").strip()),
         offline_chunk_rows=_offline_chunk_rows(os.environ.get(OFFLINE_CHUNK_VARIABLE, "").strip()),
+        batch_window_bytes=_batch_window_bytes(os.environ.get(BATCH_WINDOW_VARIABLE, "").strip()),
         provider_values=provider_values,
     )
 
@@ -115,6 +121,22 @@ def _spool_above_bytes(value: str) -> int:
             "or unset it"
         )
     return int(megabytes * 1024 * 1024)
+
+
+def _batch_window_bytes(value: str) -> int:
+    """``RAG_EVAL_BATCH_WINDOW_MB`` in bytes: a number of megabytes above 0."""
+    if not value:
+        return int(DEFAULT_BATCH_WINDOW_MEGABYTES * 1024 * 1024)
+    try:
+        megabytes = float(value)
+    except ValueError:
+        megabytes = -1.0
+    if not megabytes > 0 or megabytes == float("inf"):
+        raise ConfigError(
+            f"{BATCH_WINDOW_VARIABLE} is {value!r}, not a size in megabytes above 0. Set it to "
+            f"a number such as {DEFAULT_BATCH_WINDOW_MEGABYTES:g}, or unset it"
+        )
+    return max(1, int(megabytes * 1024 * 1024))
 
 
 def _offline_chunk_rows(value: str) -> int:

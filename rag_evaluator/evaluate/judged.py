@@ -186,6 +186,7 @@ def _session_config(
         checkpoint_path(directory, checkpoint_key(paths)),
         settings.cache_dir or default_cache_directory(),
         tuple(juror.model for juror in setup.jurors),
+        settings.batch_window_bytes,
     )
 
 

@@ -206,6 +206,7 @@ def _session_config(
         api_key,
         checkpoint_path(directory, f"{GENERATION_FAMILY}-{key}"),
         settings.cache_dir or default_cache_directory(),
+        batch_window_bytes=settings.batch_window_bytes,
     )
 
 

@@ -1,10 +1,12 @@
 """``--batch``: the run's calls as Message Batches, at half price, stage by stage.
 
-Every question's first-stage calls go out as batches (split past the API's limits: 100,000
-requests or 256 MB per batch), all created first and then polled together; then the next
-stage of the questions that need one (the judge's consensus votes, claim verification), and
-so on. A request whose result is unusable, errored, expired or canceled is sent again in a
-follow-up batch, within the same limits as direct calls (``max_retries`` transient failures,
+The questions go a window at a time (as many as hold ``DEFAULT_WINDOW_BYTES`` of request
+text, so that a run never holds every question's texts): every first-stage call of the window
+goes out as batches (split past the API's limits: 100,000 requests or 256 MB per batch), all
+created first and then polled together; then the next stage of the questions that need one
+(the judge's consensus votes, claim verification), and so on; then the next window. A
+request whose result is unusable, errored, expired or canceled is sent again in a follow-up
+batch, within the same limits as direct calls (``max_retries`` transient failures,
 ``max_calls_per_question`` unusable answers), then recorded unscored.
 
 Nothing is paid for twice:
@@ -27,7 +29,7 @@ import json
 import logging
 import secrets
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -45,14 +47,23 @@ from rag_evaluator.llm.client import ModelClient
 from rag_evaluator.llm.engine import FamilyRun, QuestionJob, stage_digest
 from rag_evaluator.llm.requests import CallOutcome, FailureKind, ModelRequest
 from rag_evaluator.llm.routing import ModelClients
+from rag_evaluator.settings import DEFAULT_BATCH_WINDOW_MEGABYTES
 
 logger = logging.getLogger(__name__)
 
 MAX_REQUESTS_PER_BATCH = 100_000
 # The API takes up to 256 MB per batch; stay well under it (JSON framing, headers).
 MAX_BYTES_PER_BATCH = 200 * 1024 * 1024
+# The first requests' text a window of questions holds before its batches go out and are
+# run to their end ($RAG_EVAL_BATCH_WINDOW_MB): what a batch run holds of its questions' texts.
+DEFAULT_WINDOW_BYTES = int(DEFAULT_BATCH_WINDOW_MEGABYTES * 1024 * 1024)
 # How far this machine's clock may be ahead of the API's when matching a batch to its intent.
 CLOCK_SKEW = timedelta(minutes=10)
+
+
+def question_of(custom: str) -> int:
+    """The question number a ``custom_id`` names (``q12-judge-s1-r0``: 12)."""
+    return int(custom[1 : custom.index("-")])
 
 
 def custom_id(key: StageKey, index: int) -> str:
@@ -89,10 +100,13 @@ class BatchRunner:
         *,
         poll_seconds: float = 30.0,
         interaction: Any = None,
+        window_bytes: int = DEFAULT_WINDOW_BYTES,
     ) -> None:
         self.client = client
         self.stop = stop
         self.poll_seconds = poll_seconds
+        # Characters of first requests a window of questions holds (a byte each, at least).
+        self.window_characters = max(1, window_bytes)
         self.interaction = interaction
         self.open_batches: dict[str, tuple[str, ...]] = {}
         self.intents: dict[str, BatchIntent] = {}
@@ -131,13 +145,41 @@ class BatchRunner:
         }
         self.active: dict[int, list[FamilyRun]] = {}
         self.known = {job.question_number: job for job in jobs}
+        for waiting in self._windows(jobs):
+            self._run_stages(waiting)
+
+    def _windows(self, jobs: Sequence[QuestionJob]) -> Iterator[list[FamilyRun]]:
+        """The questions' runs, started a window at a time: a window closes once its first
+        requests hold ``window_characters`` of text (each is run to its end before the next
+        starts, so a run holds one window's texts). The questions an earlier run left in
+        open batches, or in batches it was creating, make the first window, whatever its size:
+        their batches are collected together."""
+        pinned = self._numbers_in_earlier_batches()
+        ordered = [job for job in jobs if job.question_number in pinned]
+        first_window = len(ordered)
+        ordered += [job for job in jobs if job.question_number not in pinned]
         waiting: list[FamilyRun] = []
-        for job in jobs:
+        characters = 0
+        for position, job in enumerate(ordered, start=1):
             runs = [FamilyRun(family, job) for family in job.families]
             self.active[job.question_number] = runs
-            waiting.extend(run for run in runs if run.start(self.journal) is not None)
+            for run in runs:
+                stage = run.start(self.journal)
+                if stage is not None:
+                    waiting.append(run)
+                    characters += sum(len(request.user) for request in stage)
             self._finish_if_done(job.question_number)
-        self._run_stages(waiting)
+            if characters >= self.window_characters and position >= first_window:
+                yield waiting
+                waiting, characters = [], 0
+        if waiting:
+            yield waiting
+
+    def _numbers_in_earlier_batches(self) -> set[int]:
+        """The questions of the requests in the batches an earlier run sent or was sending."""
+        custom_ids = [custom for ids in self.open_batches.values() for custom in ids]
+        custom_ids += [custom for intent in self.intents.values() for custom in intent.custom_ids]
+        return {question_of(custom) for custom in custom_ids}
 
     def _run_stages(self, waiting: list[FamilyRun]) -> None:
         budget_error: BudgetExhaustedError | None = None

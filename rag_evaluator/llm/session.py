@@ -34,6 +34,7 @@ from rag_evaluator.llm.models import ModelInfo, parse_price, resolve_model
 from rag_evaluator.llm.planning import CountTokens, JudgingOptions, JudgingPlan
 from rag_evaluator.llm.providers import batch_problem
 from rag_evaluator.llm.response_cache import CACHE_FILE_NAME, ResponseCache
+from rag_evaluator.settings import DEFAULT_BATCH_WINDOW_MEGABYTES
 
 if TYPE_CHECKING:
     from rag_evaluator.llm.routing import ModelClients
@@ -124,6 +125,8 @@ class SessionConfig:
     cache_path: Path | None  # None: --no-cache
     # Every model the run calls (a jury's jurors); just ``model`` when empty.
     jurors: tuple[ModelInfo, ...] = field(default=())
+    # --batch: the first requests' text a window of questions holds (RAG_EVAL_BATCH_WINDOW_MB).
+    batch_window_bytes: int = int(DEFAULT_BATCH_WINDOW_MEGABYTES * 1024 * 1024)
 
     @property
     def models(self) -> tuple[ModelInfo, ...]:
@@ -137,11 +140,12 @@ def session_config(
     checkpoint_path: Path,
     cache_directory: Path,
     jurors: tuple[ModelInfo, ...] = (),
+    batch_window_bytes: int = int(DEFAULT_BATCH_WINDOW_MEGABYTES * 1024 * 1024),
 ) -> SessionConfig:
     """The session of a run: its checkpoint at ``checkpoint_path``, the response cache in
     ``cache_directory`` (none with ``--no-cache``)."""
     cache = cache_directory / CACHE_FILE_NAME if calls.use_cache else None
-    return SessionConfig(calls, model, api_key, checkpoint_path, cache, jurors)
+    return SessionConfig(calls, model, api_key, checkpoint_path, cache, jurors, batch_window_bytes)
 
 
 @dataclass(frozen=True)
@@ -335,6 +339,7 @@ class RunSession:
                 self.stop,
                 poll_seconds=self.config.calls.batch_poll_seconds,
                 interaction=self.interaction,
+                window_bytes=self.config.batch_window_bytes,
             )
         judged = judge_pending(
             plan,

@@ -129,7 +129,11 @@ class Workspace:
         return paths  # type: ignore[return-value]
 
     def run(
-        self, *, budget: float | None = None, stop: threading.Event | None = None
+        self,
+        *,
+        budget: float | None = None,
+        stop: threading.Event | None = None,
+        window_bytes: int = batches.DEFAULT_WINDOW_BYTES,
     ) -> JudgedRecords:
         """One evaluate ``--batch`` run: resumes the checkpoint when there is one."""
         options = JudgingOptions(model=HAIKU, families=(JUDGE,), batch=True, use_cache=False)
@@ -158,7 +162,13 @@ class Workspace:
             context_window_tokens=self.client.context_window_tokens,
         )
         stop = stop or threading.Event()
-        runner = BatchRunner(self.client, stop, poll_seconds=0.0, interaction=self.interaction)
+        runner = BatchRunner(
+            self.client,
+            stop,
+            poll_seconds=0.0,
+            interaction=self.interaction,
+            window_bytes=window_bytes,
+        )
         judged = judge_pending(
             plan, options, no_direct_call, cache, self.interaction, stop, batches=runner
         )
@@ -396,6 +406,65 @@ def test_max_cost_sends_what_fits_settles_each_result_and_stops_after_collecting
     assert workspace.api.paid_twice() == []
 
 
+def _one_request_characters() -> int:
+    return len(JUDGE.request(item(1)).user)
+
+
+def test_questions_go_a_window_at_a_time_each_run_to_its_end_before_the_next(
+    workspace: Workspace,
+) -> None:
+    workspace.numbers = list(range(1, 8))
+    workspace.api.script = {cid(number): [verdict(reasoning=HEDGED)] for number in (2, 6)}
+    # A window closes once its first requests hold this much text: three questions each.
+    finished = workspace.run(window_bytes=3 * _one_request_characters() - 10)
+    order = shuffled_order(set(workspace.numbers), 1)
+    windows = [sorted(order[start : start + 3]) for start in (0, 3, 6)]
+    created = workspace.api.created()
+    first_stage = [
+        batch_id
+        for batch_id in created
+        if all("-s0-" in custom for custom in workspace.api.custom_ids(batch_id))
+    ]
+    assert [
+        sorted(int(custom.split("-")[0][1:]) for custom in workspace.api.custom_ids(batch_id))
+        for batch_id in first_stage
+    ] == windows
+    # A window's batches (its votes too) are collected before the next window's go out.
+    events = workspace.api.events
+
+    def when(kind: str, batch_id: str) -> int:
+        return next(i for i, event in enumerate(events) if event == (kind, batch_id))
+
+    for later in first_stage[1:]:
+        for earlier in created[: created.index(later)]:
+            assert when("results", earlier) < when("create", later)
+    assert sorted(finished.records) == workspace.numbers
+    for number in workspace.numbers:
+        assert judge_result(finished, number).calls == (4 if number in (2, 6) else 1)
+    assert workspace.api.paid_twice() == []
+    assert_results_kept_before_their_batch_is_done(workspace.lines(), workspace.api)
+
+
+def test_questions_an_earlier_run_left_in_open_batches_make_the_first_window(
+    workspace: Workspace,
+) -> None:
+    workspace.numbers = list(range(1, 8))
+    workspace.api.polls_until_ended = 2
+    stop = threading.Event()
+    workspace.api.on_poll = lambda batch_id: stop.set()  # Ctrl-C while the batch runs
+    with pytest.raises(EvaluationInterrupted):
+        workspace.run(stop=stop)  # one window: every question in the one batch
+    [left_open] = workspace.api.created()
+    workspace.api.on_poll = None
+    # A rerun with windows of one question each still collects that batch whole, once.
+    finished = workspace.run(window_bytes=1)
+    assert workspace.api.created() == [left_open]
+    assert sorted(finished.records) == workspace.numbers
+    assert workspace.api.paid_twice() == []
+    assert sum(workspace.api.usable.values()) == 7
+    assert_results_kept_before_their_batch_is_done(workspace.lines(), workspace.api)
+
+
 def test_a_rerun_with_the_same_budget_counts_the_batch_an_earlier_run_left_open(
     workspace: Workspace,
 ) -> None:
@@ -527,10 +596,13 @@ def expected_outcome(script: list[Any]) -> tuple[str | None, int]:
     raise AssertionError("unreachable")
 
 
-@settings(max_examples=30, deadline=None)
-@given(scripts=st.lists(st.lists(ENTRY_RESULTS, max_size=5), min_size=3, max_size=3))
+@settings(max_examples=40, deadline=None)
+@given(
+    scripts=st.lists(st.lists(ENTRY_RESULTS, max_size=5), min_size=3, max_size=3),
+    window_bytes=st.sampled_from([1, batches.DEFAULT_WINDOW_BYTES]),
+)
 def test_any_mix_of_entry_results_ends_each_request_once_with_every_dollar_kept(
-    scripts: list[list[Any]],
+    scripts: list[list[Any]], window_bytes: int
 ) -> None:
     with (
         tempfile.TemporaryDirectory() as folder,
@@ -545,7 +617,7 @@ def test_any_mix_of_entry_results_ends_each_request_once_with_every_dollar_kept(
             for script in scripts
             for reply in script
         )
-        finished = workspace.finish()
+        finished = workspace.finish(window_bytes=window_bytes)
         records = finished.records
         assert sorted(records) == workspace.numbers
         assert workspace.api.paid_twice() == []

@@ -192,6 +192,40 @@ def test_a_batch_run_sends_stages_as_batches_at_half_price(
     assert results.row(12)["Votes"] == "first 1/1/1; votes 1/0/1, 1/0/1, 1/0/1"
 
 
+def test_a_batch_run_in_windows_writes_what_one_window_does(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script_mixed_verdicts(fake_anthropic)
+    arguments = [*RUN, "--no-cache", "--batch", "--batch-poll", "0.01"]
+    whole = run_cli(arguments)
+    assert whole.exit_code == 0, whole.output
+    rows = only_results(workspace.directory).rows
+    for results in workspace.directory.glob("Evaluation_Runs/*"):
+        results.unlink()
+    before = len(fake_anthropic.all_requests)
+    script_mixed_verdicts(fake_anthropic)  # the same replies again
+    # About 2 KB of first requests a window: windows of a few questions each.
+    monkeypatch.setenv("RAG_EVAL_BATCH_WINDOW_MB", "0.002")
+    windowed = run_cli(arguments)
+    assert windowed.exit_code == 0, windowed.output
+    assert only_results(workspace.directory).rows == rows
+    sizes = [
+        len(r.body["requests"])
+        for r in fake_anthropic.all_requests[before:]
+        if r.path == "/v1/messages/batches"
+    ]
+    assert len(sizes) > 3 and sum(sizes) == 20 + 3  # every question once, 12's three votes
+
+
+def test_a_batch_window_that_is_not_a_size_is_refused(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAG_EVAL_BATCH_WINDOW_MB", "0")
+    result = run_cli([*RUN, "--no-cache", "--batch"])
+    assert result.exit_code == 2
+    assert "RAG_EVAL_BATCH_WINDOW_MB is '0', not a size in megabytes above 0" in result.output
+
+
 def test_an_errored_batch_request_is_retried_then_unscored(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer
 ) -> None:
