@@ -25,6 +25,7 @@ Prints, with the machine first:
    as three CSVs and as one JSON Lines dataset;
 5c. (only with ``--only million``) 1,000,000 realistic questions streamed: start to the first
    call and peak RSS by then (writes about 17 GB to the temporary folder);
+5d. the same as 5b for --batch runs: one window, small windows and the default windows;
 6. the estimate against the actual cost on the repository's sample data.
 
 The fake server runs in a process of its own so that it does not share the run's GIL. Run:
@@ -755,6 +756,54 @@ def memory_realistic(api: FakeApi, base: Path, quick: bool) -> None:
         )
 
 
+def memory_batch(api: FakeApi, base: Path, quick: bool) -> None:
+    sizes = (2_000, 8_000) if quick else (10_000, 40_000)
+    small_window = "4" if quick else "32"
+    print(
+        "\n5d. Peak memory of whole --batch runs with realistic texts (zero latency, "
+        "--batch-poll 0.05, the inputs streamed into the spool): every question in one window, "
+        f"windows of {small_window} MB of texts and requests (RAG_EVAL_BATCH_WINDOW_MB), and the "
+        "default windows"
+    )
+    api.set_latency(0.0)
+    modes = {
+        "one window": "1000000",
+        f"{small_window} MB windows": small_window,
+        "default windows": None,
+    }
+    peaks: dict[str, list[int]] = {mode: [] for mode in modes}
+    for count in sizes:
+        directory = base / f"memory-realistic-{count}"
+        write_realistic_inputs(directory, count)
+        for mode, megabytes in modes.items():
+            variables = {"RAG_EVAL_SPOOL_MB": "0"}
+            if megabytes is not None:
+                variables["RAG_EVAL_BATCH_WINDOW_MB"] = megabytes
+            seconds, peak = run_evaluate(
+                api, directory, "--batch", "--batch-poll", "0.05", variables=variables
+            )
+            peaks[mode].append(peak)
+            print(
+                f"  {count:>6} questions, {mode:<16}: "
+                f"peak RSS {peak / 1024:.0f} MB ({seconds:.0f} s)"
+            )
+    growth = {
+        mode: (large - small) * 1024 / (sizes[1] - sizes[0])
+        for mode, (small, large) in peaks.items()
+    }
+    for mode in list(modes)[:2]:
+        print(f"  {mode:<16} growth {growth[mode] / 1024:.2f} KB per question")
+    # Past a window, a run grows by what the small windows show (a window's texts are let go).
+    million = (
+        peaks["default windows"][1] * 1024
+        + growth[f"{small_window} MB windows"] * (1_000_000 - sizes[1])
+    ) / 1024**3
+    print(
+        f"  1,000,000 questions with the default windows would peak at about {million:.2f} GB "
+        "(target: under 1 GB)"
+    )
+
+
 def write_dataset_of_inputs(directory: Path) -> None:
     """The three CSVs of ``directory`` as one JSON Lines dataset, ``dataset.jsonl``, a
     record per question (question, ground_truth, answer, contexts), read and written a row
@@ -869,6 +918,7 @@ def main() -> None:
             "resume",
             "memory",
             "memory-realistic",
+            "memory-batch",
             "million",
             "estimate",
         ],
@@ -894,6 +944,7 @@ def main() -> None:
             "resume": lambda: resume_start_up(base),
             "memory": lambda: memory(api, base, arguments.quick),
             "memory-realistic": lambda: memory_realistic(api, base, arguments.quick),
+            "memory-batch": lambda: memory_batch(api, base, arguments.quick),
             # Not in a run of every part: it writes 8.5 GB of inputs and spools them again.
             "million": lambda: million(api, base, arguments.quick),
             "estimate": lambda: estimate_against_actual(api, base),

@@ -22,7 +22,7 @@ DEFAULT_SPOOL_MEGABYTES = 64.0
 # and its per-chunk costs vanish, small enough that a chunk of long texts is a few megabytes.
 # The first requests' text (megabytes) a --batch run sends and finishes a window at a time.
 BATCH_WINDOW_VARIABLE = "RAG_EVAL_BATCH_WINDOW_MB"
-DEFAULT_BATCH_WINDOW_MEGABYTES = 256.0
+DEFAULT_BATCH_WINDOW_MEGABYTES = 128.0
 OFFLINE_CHUNK_VARIABLE = "RAG_EVAL_OFFLINE_CHUNK_ROWS"
 DEFAULT_OFFLINE_CHUNK_ROWS = 1000
 

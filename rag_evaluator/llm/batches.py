@@ -1,8 +1,8 @@
 """``--batch``: the run's calls as Message Batches, at half price, stage by stage.
 
-The questions go a window at a time (as many as hold ``DEFAULT_WINDOW_BYTES`` of request
-text, so that a run never holds every question's texts): every first-stage call of the window
-goes out as batches (split past the API's limits: 100,000 requests or 256 MB per batch), all
+The questions go a window at a time (as many as hold ``DEFAULT_WINDOW_BYTES`` of texts and
+requests, so that a run never holds every question's texts): every first-stage call of the
+window goes out as batches (split past the API's limits: 100,000 requests or 256 MB per batch), all
 created first and then polled together; then the next stage of the questions that need one
 (the judge's consensus votes, claim verification), and so on; then the next window. A
 request whose result is unusable, errored, expired or canceled is sent again in a follow-up
@@ -36,6 +36,7 @@ from typing import Any
 
 from rag_evaluator.errors import BatchMissingError, BudgetExhaustedError, JudgeFatalError
 from rag_evaluator.families.base import QuestionRecord
+from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.llm.checkpoint.store import (
     BatchIntent,
     CheckpointWriter,
@@ -54,11 +55,22 @@ logger = logging.getLogger(__name__)
 MAX_REQUESTS_PER_BATCH = 100_000
 # The API takes up to 256 MB per batch; stay well under it (JSON framing, headers).
 MAX_BYTES_PER_BATCH = 200 * 1024 * 1024
-# The first requests' text a window of questions holds before its batches go out and are
-# run to their end ($RAG_EVAL_BATCH_WINDOW_MB): what a batch run holds of its questions' texts.
+# The texts and first requests a window of questions holds before its batches go out and
+# are run to their end ($RAG_EVAL_BATCH_WINDOW_MB): what a batch run holds of its questions.
 DEFAULT_WINDOW_BYTES = int(DEFAULT_BATCH_WINDOW_MEGABYTES * 1024 * 1024)
 # How far this machine's clock may be ahead of the API's when matching a batch to its intent.
 CLOCK_SKEW = timedelta(minutes=10)
+
+
+def _item_characters(item: object) -> int:
+    """The characters of a question's texts (an evaluated question's; the chunks a question
+    is generated from are held by the generate run whatever the window)."""
+    if not isinstance(item, EvaluationItem):
+        return 0
+    texts = [item.question, item.ground_truth, item.rag_answer]
+    for listed in (item.contexts, item.relevant_contexts, item.required_facts):
+        texts += listed or ()
+    return sum(map(len, texts))
 
 
 def question_of(custom: str) -> int:
@@ -105,7 +117,8 @@ class BatchRunner:
         self.client = client
         self.stop = stop
         self.poll_seconds = poll_seconds
-        # Characters of first requests a window of questions holds (a byte each, at least).
+        # Characters of texts and first requests a window of questions holds (a byte each, at
+        # least).
         self.window_characters = max(1, window_bytes)
         self.interaction = interaction
         self.open_batches: dict[str, tuple[str, ...]] = {}
@@ -144,16 +157,16 @@ class BatchRunner:
             key: set(stage.batches) for key, stage in self.journal.items() if stage.batches
         }
         self.active: dict[int, list[FamilyRun]] = {}
-        self.known = {job.question_number: job for job in jobs}
+        self.known: dict[int, QuestionJob] = {}  # the started questions not finished yet
         for waiting in self._windows(jobs):
             self._run_stages(waiting)
 
     def _windows(self, jobs: Sequence[QuestionJob]) -> Iterator[list[FamilyRun]]:
-        """The questions' runs, started a window at a time: a window closes once its first
-        requests hold ``window_characters`` of text (each is run to its end before the next
-        starts, so a run holds one window's texts). The questions an earlier run left in
-        open batches, or in batches it was creating, make the first window, whatever its size:
-        their batches are collected together."""
+        """The questions' runs, started a window at a time: a window closes once its
+        questions' texts and first requests hold ``window_characters`` (each is run to its
+        end before the next starts, so a run holds one window's texts). The questions an
+        earlier run left in open batches, or in batches it was creating, make the first
+        window, whatever its size: their batches are collected together."""
         pinned = self._numbers_in_earlier_batches()
         ordered = [job for job in jobs if job.question_number in pinned]
         first_window = len(ordered)
@@ -163,11 +176,14 @@ class BatchRunner:
         for position, job in enumerate(ordered, start=1):
             runs = [FamilyRun(family, job) for family in job.families]
             self.active[job.question_number] = runs
-            for run in runs:
-                stage = run.start(self.journal)
-                if stage is not None:
-                    waiting.append(run)
-                    characters += sum(len(request.user) for request in stage)
+            self.known[job.question_number] = job
+            stages = [(run, run.start(self.journal)) for run in runs]
+            waiting += [run for run, stage in stages if stage is not None]
+            if any(stage is not None for _, stage in stages):
+                # A started question holds its texts (its task keeps the item) and requests.
+                characters += _item_characters(job.item) + sum(
+                    len(request.user) for _, stage in stages for request in stage or ()
+                )
             self._finish_if_done(job.question_number)
             if characters >= self.window_characters and position >= first_window:
                 yield waiting
@@ -222,10 +238,15 @@ class BatchRunner:
         if runs is None or any(run.result is None for run in runs):
             return
         del self.active[question_number]
-        job = self.known[question_number]
+        job = self.known.pop(question_number)
         results = dict(job.known)
         for run in runs:
             results[run.family.name] = run.result  # type: ignore[assignment]
+            # What a finished question's stages were is not looked at again: let it go.
+            for stage in range(run.key[2] + 1):
+                key = (question_number, run.family.name, stage)
+                self.applied.pop(key, None)
+                self.journal.pop(key, None)
         self.recorder.question_finished(QuestionRecord(question_number, results), job.item)
 
     # -- one stage: batches until every request has a final outcome ---------------------------

@@ -406,8 +406,10 @@ def test_max_cost_sends_what_fits_settles_each_result_and_stops_after_collecting
     assert workspace.api.paid_twice() == []
 
 
-def _one_request_characters() -> int:
-    return len(JUDGE.request(item(1)).user)
+def _one_question_characters() -> int:
+    """What one question of the workspace holds in a window: its texts and its request."""
+    one = item(1)
+    return len(one.question + one.ground_truth + one.rag_answer) + len(JUDGE.request(one).user)
 
 
 def test_questions_go_a_window_at_a_time_each_run_to_its_end_before_the_next(
@@ -415,8 +417,8 @@ def test_questions_go_a_window_at_a_time_each_run_to_its_end_before_the_next(
 ) -> None:
     workspace.numbers = list(range(1, 8))
     workspace.api.script = {cid(number): [verdict(reasoning=HEDGED)] for number in (2, 6)}
-    # A window closes once its first requests hold this much text: three questions each.
-    finished = workspace.run(window_bytes=3 * _one_request_characters() - 10)
+    # A window closes once its questions hold this much text: three questions each.
+    finished = workspace.run(window_bytes=3 * _one_question_characters() - 10)
     order = shuffled_order(set(workspace.numbers), 1)
     windows = [sorted(order[start : start + 3]) for start in (0, 3, 6)]
     created = workspace.api.created()
