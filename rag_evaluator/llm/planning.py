@@ -310,6 +310,8 @@ class _Planner:
         if not (self.options.use_cache and self.cache.holds_family(family.name)):
             return None
         key = self.keys.key(family, item)
+        if not self.cache.might_hold(key):
+            return None
         return cached_family_result(self.cache, family, key)
 
 

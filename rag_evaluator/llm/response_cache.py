@@ -41,6 +41,10 @@ _SIDE_FILE_SUFFIXES = ("-wal", "-shm", "-journal")
 # A killed run's last results may be missing from the cache (its checkpoint keeps them).
 _GROUP_RESULTS = 64
 _GROUP_SECONDS = 1.0
+# A cache of at most this many results has its keys read into memory once (about 15 MB at
+# most): a run's plan then looks each question up in a set, not with a query (a resumed
+# run of 100,000 questions made 100,000 queries to find the few results it had stored).
+KEYS_IN_MEMORY = 100_000
 
 
 def default_cache_directory() -> Path:
@@ -65,6 +69,9 @@ class ResponseCache:
         # Results stored but not yet written: key -> (family, JSON text, when).
         self._waiting: dict[str, tuple[str, str, float]] = {}
         self._written_at = time.monotonic()
+        # Every stored key, once read (``might_hold``); None: too many to hold, or not read.
+        self._keys: set[str] | None = None
+        self._keys_read = False
         if path is not None:
             self._open(path)
 
@@ -122,6 +129,29 @@ class ResponseCache:
             held = self._families_held[family] = row is not None
         return held
 
+    def might_hold(self, key: str) -> bool:
+        """False when the cache surely holds no result for ``key``: the keys of a cache of
+        at most ``KEYS_IN_MEMORY`` results are read once and looked up in memory; a larger
+        cache may hold any key (``get`` looks it up)."""
+        if self._connection is None:
+            return False
+        if not self._keys_read:
+            self._keys_read = True
+            self._keys = self._read_keys()
+        return self._keys is None or key in self._keys or key in self._waiting
+
+    def _read_keys(self) -> set[str] | None:
+        if self._connection is None:
+            return None
+        try:
+            rows = self._connection.execute(
+                "SELECT key FROM results LIMIT ?", (KEYS_IN_MEMORY + 1,)
+            ).fetchall()
+        except sqlite3.Error as exc:
+            self._disable(exc)
+            return None
+        return {key for (key,) in rows} if len(rows) <= KEYS_IN_MEMORY else None
+
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored result for ``key``, or ``None``."""
         text = self._stored_text(key)
@@ -178,6 +208,8 @@ class ResponseCache:
             return
         self._waiting[key] = (family, json.dumps(value, ensure_ascii=False), time.time())
         self._families_held[family] = True
+        if self._keys is not None:
+            self._keys.add(key)
         if (
             len(self._waiting) >= _GROUP_RESULTS
             or time.monotonic() - self._written_at >= _GROUP_SECONDS
