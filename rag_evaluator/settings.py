@@ -106,15 +106,21 @@ def load_settings(working_directory: Path | None = None) -> Settings:
     )
 
 
+def _megabytes(value: str) -> float | None:
+    """A finite, non-negative number of megabytes; ``None`` for anything else."""
+    try:
+        megabytes = float(value)
+    except ValueError:
+        return None
+    return megabytes if 0 <= megabytes < float("inf") else None
+
+
 def _spool_above_bytes(value: str) -> int:
     """``RAG_EVAL_SPOOL_MB`` in bytes: a number of megabytes, 0 to spool every run."""
     if not value:
         return int(DEFAULT_SPOOL_MEGABYTES * 1024 * 1024)
-    try:
-        megabytes = float(value)
-    except ValueError:
-        megabytes = -1.0
-    if not megabytes >= 0 or megabytes == float("inf"):
+    megabytes = _megabytes(value)
+    if megabytes is None:
         raise ConfigError(
             f"{SPOOL_VARIABLE} is {value!r}, not a size in megabytes. Set it to a number such "
             f"as {DEFAULT_SPOOL_MEGABYTES:g} (0 reads every run's inputs through the spool), "
@@ -127,11 +133,8 @@ def _batch_window_bytes(value: str) -> int:
     """``RAG_EVAL_BATCH_WINDOW_MB`` in bytes: a number of megabytes above 0."""
     if not value:
         return int(DEFAULT_BATCH_WINDOW_MEGABYTES * 1024 * 1024)
-    try:
-        megabytes = float(value)
-    except ValueError:
-        megabytes = -1.0
-    if not megabytes > 0 or megabytes == float("inf"):
+    megabytes = _megabytes(value)
+    if not megabytes:
         raise ConfigError(
             f"{BATCH_WINDOW_VARIABLE} is {value!r}, not a size in megabytes above 0. Set it to "
             f"a number such as {DEFAULT_BATCH_WINDOW_MEGABYTES:g}, or unset it"

@@ -68,13 +68,18 @@ def test_whatever_is_stored_the_last_result_of_each_key_is_kept(
     reopened.close()
 
 
-def test_a_small_cache_knows_which_keys_it_holds_without_a_query_each(tmp_path: Path) -> None:
-    path = tmp_path / CACHE_FILE_NAME
+def _holding_three(folder: Path) -> Path:
+    """A cache file an earlier run left holding the results k0, k1 and k2."""
+    path = folder / CACHE_FILE_NAME
     earlier = ResponseCache(path)
     for number in range(3):
         earlier.put(f"k{number}", "judge", _value(number))
     earlier.close()
-    cache = ResponseCache(path)
+    return path
+
+
+def test_a_small_cache_knows_which_keys_it_holds_without_a_query_each(tmp_path: Path) -> None:
+    cache = ResponseCache(_holding_three(tmp_path))
     assert [cache.might_hold(f"k{number}") for number in range(4)] == [True, True, True, False]
     cache.put("k3", "judge", _value(3))  # stored after the keys were read: held too
     assert cache.might_hold("k3") and cache.get("k3") == _value(3)
@@ -88,12 +93,7 @@ def test_a_large_cache_may_hold_any_key_and_is_asked_one_by_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(response_cache, "KEYS_IN_MEMORY", 2)
-    path = tmp_path / CACHE_FILE_NAME
-    earlier = ResponseCache(path)
-    for number in range(3):
-        earlier.put(f"k{number}", "judge", _value(number))
-    earlier.close()
-    cache = ResponseCache(path)
+    cache = ResponseCache(_holding_three(tmp_path))
     assert cache.might_hold("k1") and cache.might_hold("anything")
     assert cache.get("k1") == _value(1) and cache.get("anything") is None
     cache.close()
