@@ -100,22 +100,47 @@ class CallEstimate:
         return cls(0, 0, 0, 0, 0, 0)
 
     def __add__(self, other: CallEstimate) -> CallEstimate:
-        """The estimates of two questions together (a run keeps one running sum per family)."""
-        return CallEstimate(
-            self.calls_low + other.calls_low,
-            self.calls_high + other.calls_high,
-            self.input_tokens_low + other.input_tokens_low,
-            self.input_tokens_high + other.input_tokens_high,
-            self.output_tokens_low + other.output_tokens_low,
-            self.output_tokens_high + other.output_tokens_high,
-            max(self.system_characters, other.system_characters),
-        )
+        """The estimates of two questions together."""
+        total = RunningCallEstimate(self)
+        total.add(other)
+        return total.total()
 
     def system_tokens_low(self) -> int:
         return self.system_characters // CHARS_PER_TOKEN_LOW
 
     def system_tokens_high(self) -> int:
         return -(-self.system_characters // CHARS_PER_TOKEN_HIGH)
+
+
+class RunningCallEstimate:
+    """A running sum of ``CallEstimate``s, added in place (a run's plan keeps one per family
+    and adds every question's to it, without a new estimate per question)."""
+
+    __slots__ = ("system_characters", "values")
+
+    def __init__(self, first: CallEstimate) -> None:
+        self.values = [
+            first.calls_low,
+            first.calls_high,
+            first.input_tokens_low,
+            first.input_tokens_high,
+            first.output_tokens_low,
+            first.output_tokens_high,
+        ]
+        self.system_characters = first.system_characters
+
+    def add(self, estimate: CallEstimate) -> None:
+        values = self.values
+        values[0] += estimate.calls_low
+        values[1] += estimate.calls_high
+        values[2] += estimate.input_tokens_low
+        values[3] += estimate.input_tokens_high
+        values[4] += estimate.output_tokens_low
+        values[5] += estimate.output_tokens_high
+        self.system_characters = max(self.system_characters, estimate.system_characters)
+
+    def total(self) -> CallEstimate:
+        return CallEstimate(*self.values, system_characters=self.system_characters)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_evaluator.errors import InputError
 from rag_evaluator.inputs.dataset_rows import DatasetRecord
 from rag_evaluator.inputs.datasets import (
     CSV_EXPECTED,
@@ -90,15 +89,10 @@ def _csv_dataset(csv: StreamedRows) -> StreamedDataset:
 
 def _lines(facts: FileFacts, constants: list[str]) -> Iterator[tuple[int, DatasetRecord]]:
     name = facts.source.path.name
-    try:
-        for number, line in enumerate(_split_lines(facts.source.texts()), start=1):
-            record = line_record(name, number, line, constants)
-            if record is not None:
-                yield number, record
-    except RecursionError as exc:
-        raise InputError(
-            f"{name} is nested too deeply to be a dataset. Check that it was exported correctly"
-        ) from exc
+    for number, line in enumerate(_split_lines(facts.source.texts()), start=1):
+        record = line_record(name, number, line, constants)
+        if record is not None:
+            yield number, record
 
 
 def _holds_lines(facts: FileFacts, first: str) -> bool:

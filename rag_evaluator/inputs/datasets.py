@@ -66,6 +66,12 @@ def _document_records(name: str, value: object) -> list[DatasetRecord]:
     raise unknown_dataset_shape(name, f"an object with the keys {keys}")
 
 
+def _nested_too_deeply(name: str) -> InputError:
+    return InputError(
+        f"{name} is nested too deeply to be a dataset. Check that it was exported correctly"
+    )
+
+
 def line_record(
     name: str, line_number: int, line: str, constants: list[str]
 ) -> DatasetRecord | None:
@@ -84,6 +90,8 @@ def line_record(
             f"{name} line {line_number} could not be read: {value_error_reason(exc)}. "
             "Fix that value"
         ) from exc
+    except RecursionError as exc:
+        raise _nested_too_deeply(name) from exc
     if not isinstance(value, dict):
         raise InputError(
             f"{name} line {line_number} is {json_type(value)}, not a record. Write one "
@@ -122,9 +130,7 @@ def _json_records(path: Path, text: str) -> list[DatasetRecord]:
             else:
                 records = _document_records(name, value)
     except RecursionError as exc:
-        raise InputError(
-            f"{name} is nested too deeply to be a dataset. Check that it was exported correctly"
-        ) from exc
+        raise _nested_too_deeply(name) from exc
     warn_constants(name, constants)
     return records
 
@@ -191,17 +197,35 @@ def read_dataset(path: Path, *, require_answers: bool = True) -> DatasetTable:
         if exc.path is not None:
             raise
         raise InputError(exc.message, path) from exc
-    logger.info(
-        "%s: %d records, question numbers from %s%s",
+    log_dataset(
         path.name,
         len(table.rows),
         table.numbering,
-        f"; metadata columns: {', '.join(table.metadata_columns)}"
-        if table.metadata_columns
-        else "",
+        table.metadata_columns,
+        table.notes,
+        table.warnings,
     )
-    for note in table.notes:
-        logger.info(note)
-    for warning in table.warnings:
-        logger.warning(warning)
     return table
+
+
+def log_dataset(
+    name: str,
+    records: int,
+    numbering: str,
+    metadata_columns: Sequence[str],
+    notes: Sequence[str],
+    warnings: Sequence[str],
+) -> None:
+    """What reading a dataset logs: its records, numbering and metadata columns, its notes
+    (info) and what the user should act on (warnings)."""
+    logger.info(
+        "%s: %d records, question numbers from %s%s",
+        name,
+        records,
+        numbering,
+        f"; metadata columns: {', '.join(metadata_columns)}" if metadata_columns else "",
+    )
+    for note in notes:
+        logger.info(note)
+    for warning in warnings:
+        logger.warning(warning)

@@ -23,7 +23,12 @@ from rag_evaluator.inputs.dataset_rows import (
     DatasetTable,
 )
 from rag_evaluator.inputs.dataset_stream import StreamedDataset
-from rag_evaluator.inputs.datasets import read_dataset, records_dataset, warn_constants
+from rag_evaluator.inputs.datasets import (
+    log_dataset,
+    read_dataset,
+    records_dataset,
+    warn_constants,
+)
 from rag_evaluator.inputs.fields import (
     CONTEXTS,
     GROUND_TRUTH,
@@ -408,9 +413,15 @@ def _noting_answers(
     """``rows`` as they pass, noting in ``answered`` the answer rows whose answer is not
     blank (what coverage counts)."""
     for number, row in rows:
-        if isinstance(row, AnswerRow) and row.rag_answer.strip():
-            answered.add(number)
+        _note_answer(number, row, answered)
         yield number, row
+
+
+def _note_answer(number: int, row: object, answered: set[int]) -> None:
+    """Note ``number`` in ``answered`` when ``row`` is an answer row whose answer is not
+    blank (what coverage counts)."""
+    if isinstance(row, AnswerRow) and row.rag_answer.strip():
+        answered.add(number)
 
 
 @dataclass(frozen=True)
@@ -509,8 +520,7 @@ class _SpooledParts:
             if record is None:
                 continue
             for number, built in keyed.rows((record,)):
-                if isinstance(built, AnswerRow) and built.rag_answer.strip():
-                    self.answered.add(number)
+                _note_answer(number, built, self.answered)
                 self.waiting[table].append((number, built))
             if len(self.waiting[table]) >= _SPOOL_BATCH_ROWS:
                 self.flush(table)
@@ -564,7 +574,14 @@ def _spooled_dataset(
         parts.add(index, builder.row(index, record), builder.metadata_columns)
     for table in parts.parts:
         parts.flush(table)
-    _log_dataset(name, len(locations), builder)
+    log_dataset(
+        name,
+        len(locations),
+        builder.numbering.source,
+        list(builder.metadata_columns),
+        builder.notes(),
+        builder.warnings(),
+    )
     reference_free = not builder.has_references
     asked, truth, answers = (parts.numbers(table) for table, _, _ in _DATASET_PARTS)
     sources = [
@@ -580,19 +597,3 @@ def _spooled_dataset(
         counts, selection, list(builder.metadata_columns), {path: streamed.sha256}
     )
     return SpooledDataset(len(locations), inputs, reference_free)
-
-
-def _log_dataset(name: str, records: int, builder: CanonicalRows) -> None:
-    """What ``read_dataset`` logs of a dataset once read."""
-    columns = list(builder.metadata_columns)
-    logger.info(
-        "%s: %d records, question numbers from %s%s",
-        name,
-        records,
-        builder.numbering.source,
-        f"; metadata columns: {', '.join(columns)}" if columns else "",
-    )
-    for note in builder.notes():
-        logger.info(note)
-    for warning in builder.warnings():
-        logger.warning(warning)

@@ -3,10 +3,9 @@
 The engine knows nothing of files or the terminal: it receives question jobs in the seeded
 order, advances each family's task stage by stage, sends each stage's requests to the client
 (from a pool of worker threads with ``--concurrency`` above 1, on its own thread with one; the
-client's limiter paces them), and reports
-through callbacks: a finished stage of an unfinished question (to journal it) and a finished
-question (to checkpoint it). A question is the unit of checkpointing: it is reported once all
-its calls are done.
+client's limiter paces them), and reports through callbacks: a finished stage of an
+unfinished question (to journal it) and a finished question (to checkpoint it). A question is
+the unit of checkpointing: it is reported once all its calls are done.
 
 Questions whose calls all failed on transient errors are held back rather than reported: if
 ``outage_after`` such questions come in a row the API is taken to be down, the run stops with

@@ -26,6 +26,7 @@ from rag_evaluator.families.base import (
     JudgedFamily,
     PricedEstimate,
     QuestionRecord,
+    RunningCallEstimate,
     first_stage,
 )
 from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
@@ -161,43 +162,12 @@ def cached_family_result(
     return replace(result, usage=TokenUsage(), calls=0, cost_usd=0.0, cached=True)
 
 
-class _RunningEstimate:
-    """A share's running sum of per-question estimates, added in place: what adding the
-    ``CallEstimate``s one by one gives, without a new one per question."""
-
-    __slots__ = ("system_characters", "values")
-
-    def __init__(self, first: CallEstimate) -> None:
-        self.values = [
-            first.calls_low,
-            first.calls_high,
-            first.input_tokens_low,
-            first.input_tokens_high,
-            first.output_tokens_low,
-            first.output_tokens_high,
-        ]
-        self.system_characters = first.system_characters
-
-    def add(self, estimate: CallEstimate) -> None:
-        values = self.values
-        values[0] += estimate.calls_low
-        values[1] += estimate.calls_high
-        values[2] += estimate.input_tokens_low
-        values[3] += estimate.input_tokens_high
-        values[4] += estimate.output_tokens_low
-        values[5] += estimate.output_tokens_high
-        self.system_characters = max(self.system_characters, estimate.system_characters)
-
-    def total(self) -> CallEstimate:
-        return CallEstimate(*self.values, system_characters=self.system_characters)
-
-
 @dataclass
 class _Tally:
     """The running counts of a plan: one sum per family, never a list per question (a
     million questions would hold a million estimates)."""
 
-    sums: dict[str, _RunningEstimate] = field(default_factory=dict)
+    sums: dict[str, RunningCallEstimate] = field(default_factory=dict)
     counted: dict[str, int] = field(default_factory=dict)  # the questions each sum covers
     # The model of each share priced with another than the run's (a juror's).
     models: dict[str, ModelInfo] = field(default_factory=dict)
@@ -216,7 +186,7 @@ class _Tally:
         # The first question's estimate starts the sum as it is (what none() + it would be).
         running = self.sums.get(share)
         if running is None:
-            self.sums[share] = _RunningEstimate(estimate)
+            self.sums[share] = RunningCallEstimate(estimate)
         else:
             running.add(estimate)
         self.counted[share] = self.counted.get(share, 0) + 1

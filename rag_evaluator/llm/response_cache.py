@@ -119,15 +119,22 @@ class ResponseCache:
             return False
         held = self._families_held.get(family)
         if held is None:
-            try:
-                row = self._connection.execute(
-                    "SELECT 1 FROM results WHERE family = ? LIMIT 1", (family,)
-                ).fetchone()
-            except sqlite3.Error as exc:
-                self._disable(exc)
+            rows = self._rows("SELECT 1 FROM results WHERE family = ? LIMIT 1", (family,))
+            if rows is None:
                 return False
-            held = self._families_held[family] = row is not None
+            held = self._families_held[family] = bool(rows)
         return held
+
+    def _rows(self, query: str, parameters: tuple[object, ...]) -> list[tuple[Any, ...]] | None:
+        """The rows ``query`` finds; ``None`` when the cache cannot be read (it is then
+        disabled, with one warning)."""
+        if self._connection is None:
+            return None
+        try:
+            return self._connection.execute(query, parameters).fetchall()
+        except sqlite3.Error as exc:
+            self._disable(exc)
+            return None
 
     def might_hold(self, key: str) -> bool:
         """False when the cache surely holds no result for ``key``: the keys of a cache of
@@ -141,16 +148,10 @@ class ResponseCache:
         return self._keys is None or key in self._keys or key in self._waiting
 
     def _read_keys(self) -> set[str] | None:
-        if self._connection is None:
+        rows = self._rows("SELECT key FROM results LIMIT ?", (KEYS_IN_MEMORY + 1,))
+        if rows is None or len(rows) > KEYS_IN_MEMORY:
             return None
-        try:
-            rows = self._connection.execute(
-                "SELECT key FROM results LIMIT ?", (KEYS_IN_MEMORY + 1,)
-            ).fetchall()
-        except sqlite3.Error as exc:
-            self._disable(exc)
-            return None
-        return {key for (key,) in rows} if len(rows) <= KEYS_IN_MEMORY else None
+        return {key for (key,) in rows}
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored result for ``key``, or ``None``."""
@@ -179,14 +180,8 @@ class ResponseCache:
         waiting = self._waiting.get(key)
         if waiting is not None:
             return waiting[1]
-        try:
-            row = self._connection.execute(
-                "SELECT value FROM results WHERE key = ?", (key,)
-            ).fetchone()
-        except sqlite3.Error as exc:
-            self._disable(exc)
-            return None
-        return None if row is None else row[0]
+        rows = self._rows("SELECT value FROM results WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
 
     def report_damaged_entry(self, key: str, reason: str) -> None:
         """One warning for the run's first damaged entry; the others go to the log. Also for

@@ -204,9 +204,7 @@ def compute_offline(
         ground_truth_file=ground_truth_file,
         on_progress=on_progress,
     )
-    scores: dict[int, dict[str, float | str | None]] = {}
-    for chunk in scoring.chunks(items, None):
-        scores.update(chunk.scores)
+    scores = scoring.score_all(items)
     notes = scoring.notes()
     log_offline_notes(notes)
     return list(notes.columns), scores, list(notes.empty)

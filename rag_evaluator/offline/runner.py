@@ -6,7 +6,7 @@ metric column (``None`` where the inputs are missing or the metric is undefined)
 warning per metric that left cells empty. ``OfflineScoring`` scores the items a chunk at a
 time (an evaluate run streams its rows so); ``compute_offline_metrics`` scores them as one
 chunk. Semantic scores and similarity matching use one embedding pass over every distinct
-text of a chunk. Prints nothing.
+text of a chunk (the embeddings of earlier chunks' texts are kept). Prints nothing.
 """
 
 from __future__ import annotations
@@ -281,9 +281,7 @@ def compute_offline_metrics(
     answers and ground-truth files in warnings (default: the default file names).
     """
     scoring = OfflineScoring(families, options, progress, input_files, on_progress)
-    scores: dict[int, dict[str, float | str | None]] = {}
-    for chunk in scoring.chunks(items, None):
-        scores.update(chunk.scores)
+    scores = scoring.score_all(items)
     notes = scoring.notes()
     return OfflineMetricsResult(
         notes.columns, scores, notes.warnings, list(notes.empty), list(notes.hints)
@@ -375,6 +373,15 @@ class OfflineScoring:
                 return
             yield ScoredChunk(batch, self._score_chunk(batch, first))
             first = False
+
+    def score_all(
+        self, items: Sequence[EvaluationItem]
+    ) -> dict[int, dict[str, float | str | None]]:
+        """Every item's scores by question number, the items scored as one chunk."""
+        scores: dict[int, dict[str, float | str | None]] = {}
+        for chunk in self.chunks(items, None):
+            scores.update(chunk.scores)
+        return scores
 
     def _score_chunk(
         self, items: Sequence[EvaluationItem], announce: bool
