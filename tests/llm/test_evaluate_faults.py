@@ -37,6 +37,8 @@ def log_text(workspace: Workspace) -> str:
 
 # "Judge Calls" counts billed calls: an error status is not billed, nor is an answer that
 # never came; the two attempts sent again are "Retries".
+# A timeout of a second or more keeps a loaded machine's ordinary replies from timing out too;
+# only the slow fault is meant to meet it.
 TRANSIENT = [
     pytest.param(Fault.status(429, "rate limited", retry_after=0.01), r"-> 429", 5, id="429"),
     pytest.param(Fault.status(529, "overloaded", retry_after=0.01), r"-> 529", 5, id="529"),
@@ -45,7 +47,7 @@ TRANSIENT = [
     pytest.param(
         Fault.drop_connection(), r"failed after [\d.]+ s: APIConnectionError", 5, id="drop"
     ),
-    pytest.param(Fault.slow(5.0), r"failed after [\d.]+ s: APITimeoutError", 5, id="slow"),
+    pytest.param(Fault.slow(60.0), r"failed after [\d.]+ s: APITimeoutError", 5, id="slow"),
 ]
 
 
@@ -61,7 +63,7 @@ def test_a_transient_fault_on_two_questions_is_retried_and_logged_each_time(
     fake_anthropic.script(SAMPLE[ORDER[1]][0], fault, verdict(0, 1, 1))
     fake_anthropic.script(SAMPLE[ORDER[3]][0], fault, verdict(1, 0, 1))
 
-    result = run_cli([*RUN, "--timeout", "0.5"])
+    result = run_cli([*RUN, "--timeout", "1.5"])
 
     assert result.exit_code == 0, result.output
     assert len(fake_anthropic.requests) == 7
@@ -89,18 +91,18 @@ def test_a_slow_reply_is_abandoned_at_the_timeout_option(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer
 ) -> None:
     # With the default timeout (120 s) this reply would simply be waited for.
-    fake_anthropic.fail_next(Fault.slow(1.5))
+    fake_anthropic.fail_next(Fault.slow(60.0))
 
-    result = run_cli([*RUN, "--timeout", "0.3"])
+    result = run_cli([*RUN, "--timeout", "1.5"])
 
     assert result.exit_code == 0, result.output
     first, second = fake_anthropic.requests[:2]
     assert first.question == second.question == SAMPLE[ORDER[0]][0]
     log = log_text(workspace)
-    assert "timeout=0.3s" in log
-    # The client hung up at 0.3 s, long before the reply at 1.5 s.
+    assert "timeout=1.5s" in log
+    # The client hung up at 1.5 s, long before the reply at 60 s.
     [waited] = re.findall(r"failed after ([\d.]+) s: APITimeoutError", log)
-    assert 0.3 <= float(waited) < 1.5
+    assert 1.5 <= float(waited) < 60
 
 
 def test_the_timeout_option_rejects_nonsense(workspace: Workspace) -> None:
