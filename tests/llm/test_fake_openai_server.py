@@ -301,7 +301,7 @@ def test_a_loose_schema_is_accepted_without_strict(fake_openai: FakeOpenAIServer
 def test_a_request_with_no_messages_gets_a_400(
     fake_openai: FakeOpenAIServer, sdk: ModuleType
 ) -> None:
-    client = sdk.OpenAI(max_retries=0, timeout=2.0)
+    client = sdk.OpenAI(max_retries=0, timeout=30.0)
     with client, pytest.raises(sdk.BadRequestError) as raised:
         client.chat.completions.create(model="gpt-5-mini", messages=[])
     assert raised.value.param == "messages"
@@ -572,7 +572,7 @@ def test_the_models_are_listed_and_retrieved(
     fake_openai: FakeOpenAIServer, sdk: ModuleType
 ) -> None:
     fake_openai.model_fields = {"max_model_len": 32768}  # as vLLM reports the context window
-    client = sdk.OpenAI(max_retries=0, timeout=2.0)
+    client = sdk.OpenAI(max_retries=0, timeout=30.0)
     with client:
         listed = list(client.models.list())
         ollama_model = client.models.retrieve("llama3.1:8b")
@@ -596,7 +596,7 @@ def test_fail_next_free_applies_to_the_models_endpoints(
     fake_openai: FakeOpenAIServer, sdk: ModuleType
 ) -> None:
     fake_openai.fail_next_free(Fault.status(429, retry_after=1))
-    client = sdk.OpenAI(max_retries=0, timeout=2.0)
+    client = sdk.OpenAI(max_retries=0, timeout=30.0)
     with client, pytest.raises(sdk.RateLimitError):
         client.models.list()
     assert content_of(ask("Q")) == verdict()
@@ -605,7 +605,7 @@ def test_fail_next_free_applies_to_the_models_endpoints(
 def test_an_unknown_path_gets_openais_invalid_url_404(
     fake_openai: FakeOpenAIServer, sdk: ModuleType
 ) -> None:
-    client = sdk.OpenAI(max_retries=0, timeout=2.0)
+    client = sdk.OpenAI(max_retries=0, timeout=30.0)
     with client, pytest.raises(sdk.NotFoundError) as raised:
         client.embeddings.create(model="gpt-5-mini", input="x")
     assert raised.value.body["message"] == "Invalid URL (POST /v1/embeddings)"

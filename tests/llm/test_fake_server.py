@@ -14,7 +14,7 @@ SCHEMA_CONFIG: Any = {"format": {"type": "json_schema", "schema": {"type": "obje
 
 def _ask(question: str, model: str = "claude-haiku-5-5", **extra: Any) -> anthropic.types.Message:
     """One call through the real SDK, configured from the environment like the tool's."""
-    client = anthropic.Anthropic(max_retries=0, timeout=2.0)
+    client = anthropic.Anthropic(max_retries=0, timeout=30.0)
     try:
         return client.messages.create(
             model=model,
