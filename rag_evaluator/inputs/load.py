@@ -55,6 +55,7 @@ from rag_evaluator.inputs.records import (
     RowT,
 )
 from rag_evaluator.inputs.selection import Selection, format_numbers, select_numbers
+from rag_evaluator.inputs.shapes import parse_question_id
 from rag_evaluator.inputs.spool import (
     ANSWERS_TABLE,
     GROUND_TRUTH_TABLE,
@@ -156,13 +157,19 @@ class FirstRows(Generic[RowT]):
             yield number, self._built(number, record)
 
     def _number(self, record: CsvRecord) -> int:
+        raw = record.values[QUESTION_NUMBER]
         try:
-            return parse_question_number(record.values[QUESTION_NUMBER])
+            return parse_question_number(raw)
         except QuestionNumberError as exc:
+            # An ID-like cell (Q7, q_007, Question 7) names question 7, as a dataset's id does.
+            named = None if raw.strip().startswith(("-", "+")) else parse_question_id(raw)
+            if named is not None:
+                return named
             raise InputError(
                 f"{self.source_name} {self.where(record)}: "
                 f"'{self.column_names.get(QUESTION_NUMBER, QUESTION_NUMBER)}' {exc}. "
-                "Give every row a whole question number such as 1, 2, 3",
+                "Give every row a whole question number such as 1, 2, 3 (or Q1, Q2, Q3); "
+                "ids of other forms (hashes, names) are kept by a --dataset file",
                 self.path,
             ) from exc
 

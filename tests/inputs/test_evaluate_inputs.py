@@ -73,6 +73,21 @@ REFUSED: list[tuple[str, str, Callable[[Path], None], str]] = [
         "questions.csv line 4: 'Question Number' 'three' is not a whole number",
     ),
     (
+        "hash-id",
+        "ground_truth.csv",
+        lambda path: _rewrite(path, lambda data: data.replace(b"\n3,", b"\nf0d2a9c1,")),
+        "ground_truth.csv line 4: 'Question Number' 'f0d2a9c1' is not a whole number. Give "
+        "every row a whole question number such as 1, 2, 3 (or Q1, Q2, Q3); ids of other "
+        "forms (hashes, names) are kept by a --dataset file",
+    ),
+    (
+        # A sign is no ID prefix: -3 is not question 3.
+        "negative-number",
+        "rag_answers.csv",
+        lambda path: _rewrite(path, lambda data: data.replace(b"\n3,", b"\n-3,")),
+        "rag_answers.csv line 4: 'Question Number' '-3' is not a whole number",
+    ),
+    (
         "blank-number",
         "ground_truth.csv",
         lambda path: _rewrite(path, lambda data: data.replace(b"\n2,", b"\n,")),
@@ -273,3 +288,28 @@ def test_declining_creates_no_output_folder(
     )
     assert result.exit_code == 0, result.output
     assert not (workspace.directory / "runs").exists()
+
+
+@pytest.mark.parametrize("spool_megabytes", ["64", "0"])
+def test_id_like_question_numbers_pair_rows_across_the_three_files(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch, spool_megabytes: str
+) -> None:
+    # The same questions named three ways: Q1 in questions.csv, q_001 beside them, 1 elsewhere.
+    monkeypatch.setenv("RAG_EVAL_SPOOL_MB", spool_megabytes)
+    directory = workspace.directory
+    names = {1: "Q1", 2: "q_002", 3: "Question 3", 4: "QID-4", 5: "5"}
+    with (directory / "questions.csv").open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["qid", "Question"])
+        for number in (3, 1, 5, 2, 4):
+            writer.writerow([names[number], SAMPLE[number][0]])
+    _rewrite(directory / "rag_answers.csv", lambda data: data.replace(b"\n2,", b"\nq2,"))
+
+    result = run_cli(["evaluate", "--metrics", "lexical", "--yes"])
+
+    assert result.exit_code == 0, result.output
+    results = only_results(directory)
+    assert [row["Question Number"] for row in results.rows] == ["1", "2", "3", "4", "5"]
+    for number in SAMPLE:
+        row = results.row(number)
+        assert (row["Question"], row["Ground Truth"], row["RAG Answer"]) == SAMPLE[number]
