@@ -159,6 +159,34 @@ def parse_question_number(raw: str) -> int:
     return int(digits)
 
 
+_QUESTION_ID = re.compile(
+    r"(?:q|ques|question|qid|id|question[\s_-]*(?:number|num|no|nr|id))?[\s_#.:-]*0*(\d{1,9})",
+    re.IGNORECASE,
+)
+
+
+def parse_question_id(key: str) -> int | None:
+    """The question number an ID-like key names (``Q1``, ``q_1``, ``1``, ``Question 1``)."""
+    text = unicodedata.normalize("NFKC", key).strip()
+    found = _QUESTION_ID.fullmatch(text)
+    if found is None or not found.group(1).isascii():
+        return None
+    return int(found.group(1))
+
+
+def parse_question_label(raw: str) -> int:
+    """A question number cell of a file the user wrote: a whole number
+    (``parse_question_number``), or ID-like text (``Q7``, ``q_007``, ``Question 7``) naming
+    one as a dataset's id does; a sign is no ID prefix (``-3`` is not question 3)."""
+    try:
+        return parse_question_number(raw)
+    except QuestionNumberError:
+        named = None if raw.strip().startswith(("-", "+")) else parse_question_id(raw)
+        if named is None:
+            raise
+        return named
+
+
 class ScoreListError(ValueError):
     """A Retrieval Scores cell that is not a JSON array of numbers."""
 

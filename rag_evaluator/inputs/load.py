@@ -42,7 +42,7 @@ from rag_evaluator.inputs.fields import (
     ScoreListError,
     bar_joined_warning,
     looks_bar_joined,
-    parse_question_number,
+    parse_question_label,
     parse_score_list,
     parse_text_list,
 )
@@ -55,7 +55,6 @@ from rag_evaluator.inputs.records import (
     RowT,
 )
 from rag_evaluator.inputs.selection import Selection, format_numbers, select_numbers
-from rag_evaluator.inputs.shapes import parse_question_id
 from rag_evaluator.inputs.spool import (
     ANSWERS_TABLE,
     GROUND_TRUTH_TABLE,
@@ -157,14 +156,9 @@ class FirstRows(Generic[RowT]):
             yield number, self._built(number, record)
 
     def _number(self, record: CsvRecord) -> int:
-        raw = record.values[QUESTION_NUMBER]
         try:
-            return parse_question_number(raw)
+            return parse_question_label(record.values[QUESTION_NUMBER])
         except QuestionNumberError as exc:
-            # An ID-like cell (Q7, q_007, Question 7) names question 7, as a dataset's id does.
-            named = None if raw.strip().startswith(("-", "+")) else parse_question_id(raw)
-            if named is not None:
-                return named
             raise InputError(
                 f"{self.source_name} {self.where(record)}: "
                 f"'{self.column_names.get(QUESTION_NUMBER, QUESTION_NUMBER)}' {exc}. "

@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rag_evaluator.errors import InputError
-from rag_evaluator.inputs.fields import column_key, parse_list_literal
+from rag_evaluator.inputs.fields import column_key, parse_list_literal, parse_question_id
 from rag_evaluator.text.snippets import quote_snippet
 
 # Field names are compared after column_key(): case, spaces, underscores and
@@ -172,11 +170,6 @@ CONVERSATION_COLUMN = "Conversation"
 # Containers nest in practice ({"data": {"results": [...]}}) but not deeply.
 _MAX_CONTAINER_DEPTH = 3
 
-_QUESTION_ID = re.compile(
-    r"(?:q|ques|question|qid|id|question[\s_-]*(?:number|num|no|nr|id))?[\s_#.:-]*0*(\d{1,9})",
-    re.IGNORECASE,
-)
-
 
 @dataclass(frozen=True)
 class RagEntry:
@@ -247,15 +240,6 @@ def clean_text(text: str) -> str:
     """Make decoded JSON text safe to write: no NUL characters, no lone surrogates."""
     # JSON allows "\ud800" on its own, which no UTF-8 file can hold.
     return text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
-
-
-def parse_question_id(key: str) -> int | None:
-    """The question number an ID-like key names (``Q1``, ``q_1``, ``1``, ``Question 1``)."""
-    text = unicodedata.normalize("NFKC", key).strip()
-    found = _QUESTION_ID.fullmatch(text)
-    if found is None or not found.group(1).isascii():
-        return None
-    return int(found.group(1))
 
 
 def find_field(record: Mapping[str, object], alias_keys: Sequence[str]) -> tuple[str, object]:

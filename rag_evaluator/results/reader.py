@@ -21,7 +21,7 @@ from rag_evaluator.errors import InputError, MissingFileError
 from rag_evaluator.inputs.fields import (
     QUESTION_NUMBER,
     QuestionNumberError,
-    parse_question_number,
+    parse_question_label,
     resolve_columns,
 )
 from rag_evaluator.inputs.files import not_a_file, read_input_bytes
@@ -232,7 +232,7 @@ def _leading_summary(text: str) -> tuple[list[tuple[str, str]], int, int]:
 def _question_number(path: Path, line: int, cells: list[str], index: int, fix: str) -> int:
     raw = cells[index] if index < len(cells) else ""
     try:
-        return parse_question_number(raw)
+        return parse_question_label(raw)
     except QuestionNumberError as exc:
         raise InputError(
             f"{path} line {line}: '{QUESTION_NUMBER}' {exc}. Every row needs a whole question "

@@ -155,6 +155,18 @@ def test_a_judge_that_always_agrees_is_flagged() -> None:
     assert any("cannot show judge errors" in note for note in precision["notes"])
 
 
+def test_labels_keyed_by_id_like_text_pair_with_the_question_numbers() -> None:
+    # Labels keyed as the golden set was (Q1, q_003) are questions 1 and 3 of the results.
+    results = results_file({n: ("1" if n % 3 else "0", "") for n in range(1, 11)})
+    numbered = write("numbered.csv", "Question Number,Precision\n1,1\n3,1\n4,1\n6,0\n")
+    keyed = write("keyed.csv", "qid,Precision\nQ1,1\nq_003,1\nQuestion 4,1\nQID-6,0\n")
+    by_number = run_cli(["calibrate", results, "--labels", numbered, "--json", "-"])
+    by_id = run_cli(["calibrate", results, "--labels", keyed, "--json", "-"])
+    assert by_id.exit_code == 0, by_id.output
+    assert json.loads(by_id.stdout)["metrics"] == json.loads(by_number.stdout)["metrics"]
+    assert json.loads(by_id.stdout)["metrics"][0]["agreement"] == 0.75
+
+
 def test_all_labels_the_same_as_the_judge_leaves_kappa_undefined() -> None:
     results = results_file({1: ("1", ""), 2: ("1", ""), 3: ("1", "")})
     labels = write("labels.csv", "Question Number,Precision\n1,1\n2,1\n")

@@ -16,7 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_evaluator.errors import InputError, MissingColumnError, MissingFileError, RagEvalError
-from rag_evaluator.inputs.fields import column_key, parse_question_number
+from rag_evaluator.inputs.fields import (
+    QuestionNumberError,
+    column_key,
+    parse_question_label,
+    parse_question_number,
+)
 from rag_evaluator.inputs.files import decode_text
 from rag_evaluator.inputs.load import load_answers, load_ground_truth, load_questions
 from rag_evaluator.inputs.tables import physical_lines, read_csv, write_csv_atomic
@@ -349,7 +354,10 @@ def test_bad_question_numbers_name_the_line(tmp_path: Path, cell: str, reason: s
     with pytest.raises(InputError) as caught:
         load_questions(path)
     assert caught.value.message.startswith(f"questions.csv line 3: 'Question Number' {reason}")
-    assert caught.value.message.endswith("Give every row a whole question number such as 1, 2, 3")
+    assert caught.value.message.endswith(
+        "Give every row a whole question number such as 1, 2, 3 (or Q1, Q2, Q3); ids of other "
+        "forms (hashes, names) are kept by a --dataset file"
+    )
 
 
 @pytest.mark.parametrize(
@@ -357,6 +365,21 @@ def test_bad_question_numbers_name_the_line(tmp_path: Path, cell: str, reason: s
 )
 def test_question_numbers_that_parse(cell: str, number: int) -> None:
     assert parse_question_number(cell) == number
+
+
+@given(
+    number=st.integers(min_value=0, max_value=999_999_999),
+    prefix=st.sampled_from(["Q", "q_", "Question ", "QID-", "question_no. ", "id:", "#"]),
+    zeros=st.integers(min_value=0, max_value=3),
+)
+def test_id_like_cells_name_their_number(number: int, prefix: str, zeros: int) -> None:
+    assert parse_question_label(f"{prefix}{'0' * zeros}{number}") == number
+
+
+@pytest.mark.parametrize("cell", ["", "abc", "Q", "Q1a", "-3", "+Q3", "1.5", "x7", "9" * 30])
+def test_cells_that_name_no_question(cell: str) -> None:
+    with pytest.raises(QuestionNumberError):
+        parse_question_label(cell)
 
 
 def test_duplicate_numbers_keep_the_first_row_with_a_warning(
