@@ -1,27 +1,32 @@
 """One family's task for one item, driven through the model client: the library's call path.
 
 The same ``ModelClient.call`` the evaluate run uses (retries, structured output, limiter,
-usage and cost, ``--max-cost``), without checkpoint or cache: each stage's requests are sent
-at the same time (the client's limiter bounds how many are in flight) and the task's result
-comes back with the usage, calls and cost of every call it made.
+usage and cost, ``--max-cost``), without checkpoint: each stage's requests are sent at the
+same time (the client's limiter bounds how many are in flight) and the task's result comes
+back with the usage, calls and cost of every call it made. ``CachedRuns`` puts the response
+cache in front of it, under the keys ``evaluate`` uses.
 """
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rag_evaluator.errors import ConfigError, UsageError
 from rag_evaluator.families.base import FamilyResult, JudgedFamily
+from rag_evaluator.families.result_json import family_result_to_json
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.llm.engine import FamilyRun, QuestionJob
 from rag_evaluator.llm.models import resolve_model
+from rag_evaluator.llm.planning import cached_family_result, family_cache_key
 from rag_evaluator.llm.requests import CallOutcome
 from rag_evaluator.settings import load_settings
 
 if TYPE_CHECKING:
     from rag_evaluator.llm.client import ModelClient
+    from rag_evaluator.llm.response_cache import ResponseCache
 
 DEFAULT_LIBRARY_CONCURRENCY = 4
 
@@ -92,3 +97,40 @@ def run_item(family: JudgedFamily[Any], item: EvaluationItem, client: ModelClien
     if run.result is None:  # pragma: no cover - a finished task always has a result
         raise RuntimeError(f"the {family.name} task ended without a result")
     return run.result
+
+
+class CachedRuns:
+    """The response cache in front of ``run_item``: a family's result for an item comes from
+    the cache when it holds one (marked cached, costing nothing), else from the model, a
+    scored result then stored under the key ``evaluate`` uses, so the library, a pytest check
+    and an evaluate run reuse each other's results. Safe to use from several threads."""
+
+    def __init__(self, cache: ResponseCache, model_key: str) -> None:
+        self.cache = cache
+        self.model_key = model_key
+        self._lock = threading.Lock()
+
+    def cached(self, family: JudgedFamily[Any], item: EvaluationItem) -> FamilyResult | None:
+        """The stored result of ``family`` for ``item``, or ``None``."""
+        key = family_cache_key(family, item, self.model_key)
+        with self._lock:
+            return cached_family_result(self.cache, family, key)
+
+    def run(
+        self, family: JudgedFamily[Any], item: EvaluationItem, client: ModelClient
+    ) -> FamilyResult:
+        """The stored result, else ``run_item``'s (stored when scored)."""
+        key = family_cache_key(family, item, self.model_key)
+        with self._lock:
+            found = cached_family_result(self.cache, family, key)
+        if found is not None:
+            return found
+        result = run_item(family, item, client)
+        if result.scored and result.calls:
+            with self._lock:
+                self.cache.put(key, family.name, family_result_to_json(family, result))
+        return result
+
+    def close(self) -> None:
+        with self._lock:
+            self.cache.close()

@@ -51,6 +51,12 @@ def default_cache_directory() -> Path:
     return Path(user_cache_dir(_APP_NAME))
 
 
+def cache_in(directory: Path | None, *, shared: bool = False) -> ResponseCache:
+    """The response cache of ``directory``; ``None``: the user cache folder (as evaluate's
+    default, after ``RAG_EVAL_CACHE_DIR`` and the settings, which the caller resolves)."""
+    return ResponseCache((directory or default_cache_directory()) / CACHE_FILE_NAME, shared=shared)
+
+
 def cache_key(material: Mapping[str, Any]) -> str:
     """The digest of a JSON-able description of a family result's inputs and settings."""
     text = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -60,8 +66,10 @@ def cache_key(material: Mapping[str, Any]) -> str:
 class ResponseCache:
     """Stored family results by key; a disabled cache finds nothing and stores nothing."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, *, shared: bool = False) -> None:
         self.path = path
+        # Shared: used from several threads, each use under the caller's lock (the library's).
+        self._shared = shared
         self._connection: sqlite3.Connection | None = None
         self.hits = 0
         self._damage_reported = False
@@ -83,7 +91,9 @@ class ResponseCache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=_FOLDER_MODE)
             _make_private(path)
-            connection = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000)
+            connection = sqlite3.connect(
+                path, timeout=_BUSY_TIMEOUT_MS / 1000, check_same_thread=not self._shared
+            )
             connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             connection.execute("PRAGMA journal_mode = WAL")
             # A cache may lose its last entries in a power cut; not worth an fsync per entry.

@@ -19,8 +19,9 @@ model raises ``JudgeFatalError``. The functions returning a result object (``rag
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -34,14 +35,22 @@ from rag_evaluator.families.grading.factual_accuracy import (
     FactualAccuracyResult,
 )
 from rag_evaluator.families.grading.match import MatchFamily, MatchResult
-from rag_evaluator.families.item_tasks import DEFAULT_LIBRARY_CONCURRENCY, model_client, run_item
+from rag_evaluator.families.item_tasks import (
+    DEFAULT_LIBRARY_CONCURRENCY,
+    CachedRuns,
+    model_client,
+    run_item,
+)
 from rag_evaluator.families.ragas.family import RAGAS_METRICS, RagasFamily, RagasResult
 from rag_evaluator.families.rubric import rubric_file
 from rag_evaluator.families.rubric.family import RubricFamily, RubricResult
 from rag_evaluator.families.rubric.rubrics import Rubric
 from rag_evaluator.families.setup import QuestionEmbeddings
 from rag_evaluator.inputs.records import EvaluationItem
+from rag_evaluator.llm.models import resolve_model
 from rag_evaluator.llm.requests import FailureKind
+from rag_evaluator.llm.response_cache import cache_in
+from rag_evaluator.settings import load_settings
 
 if TYPE_CHECKING:
     from rag_evaluator.llm.client import ModelClient
@@ -81,6 +90,7 @@ def judge_client(
     timeout_seconds: float = 120.0,
     max_cost: float | None = None,
     price: tuple[float, float] | None = None,
+    cache: bool | str | Path = False,
 ) -> Iterator[ModelClient]:
     """``with judge_client("haiku") as client:`` a model client for the functions below,
     closed when the block ends. ``model``: ``sonnet``, ``haiku``, ``opus``, a model id, or
@@ -88,21 +98,48 @@ def judge_client(
     the Anthropic API's key is ``api_key``, else ``ANTHROPIC_API_KEY`` (environment or
     ``./.env``); ``max_cost`` caps what the client may spend across every call made with it
     (``price``, dollars per million input and output tokens, prices a model rag-eval has no
-    price for)."""
-    client = model_client(
-        model,
-        api_key=api_key,
-        concurrency=concurrency,
-        delay_seconds=delay_seconds,
-        max_retries=max_retries,
-        timeout_seconds=timeout_seconds,
-        max_cost=max_cost,
-        price=price,
-    )
-    try:
+    price for). ``cache``: ``True`` reads and stores results in evaluate's response cache
+    (``RAG_EVAL_CACHE_DIR``, else the user cache folder), a path in that folder's; a result
+    found there is returned without a call."""
+    with ExitStack() as closing:  # each part made is closed, even when a later one fails
+        runs = _cached_runs(model, cache)
+        if runs is not None:
+            closing.callback(runs.close)
+        client = model_client(
+            model,
+            api_key=api_key,
+            concurrency=concurrency,
+            delay_seconds=delay_seconds,
+            max_retries=max_retries,
+            timeout_seconds=timeout_seconds,
+            max_cost=max_cost,
+            price=price,
+        )
+        closing.callback(client.close)
+        if runs is not None:
+            _CACHED_RUNS[client] = runs
+            closing.callback(_CACHED_RUNS.pop, client, None)
         yield client
-    finally:
-        client.close()
+
+
+# The response cache each open judge_client block reads, by its client.
+_CACHED_RUNS: weakref.WeakKeyDictionary[ModelClient, CachedRuns] = weakref.WeakKeyDictionary()
+
+
+def _cached_runs(model: str, cache: object) -> CachedRuns | None:
+    """The response cache ``judge_client(cache=...)`` asks for, or ``None``."""
+    if cache is False:
+        return None
+    if cache is True:
+        directory = load_settings(Path.cwd()).cache_dir
+    elif isinstance(cache, str | Path) and str(cache).strip():
+        directory = Path(cache).expanduser()
+    else:
+        raise UsageError(
+            f"cache= takes True, False or a folder (got {cache!r}). Pass cache=True for "
+            "evaluate's response cache"
+        )
+    return CachedRuns(cache_in(directory, shared=True), resolve_model(model).key)
 
 
 def _item(
@@ -151,8 +188,14 @@ def _client(client: ModelClient) -> ModelClient:
     return client
 
 
+def _result(family: JudgedFamily[Any], item: EvaluationItem, client: ModelClient) -> FamilyResult:
+    """``family``'s result for ``item``: through the block's response cache when it has one."""
+    runs = _CACHED_RUNS.get(_client(client))
+    return run_item(family, item, client) if runs is None else runs.run(family, item, client)
+
+
 def _run(family: JudgedFamily[Any], item: EvaluationItem, client: ModelClient) -> Any:
-    return _checked(run_item(family, item, _client(client)))
+    return _checked(_result(family, item, client))
 
 
 def faithfulness(
@@ -232,10 +275,10 @@ def ragas(
     ``None`` with its reason in ``metric_errors``; nothing is raised for it).
     ``ground_truth`` and ``contexts`` are keyword-only: an older call giving the contexts
     third fails instead of swapping them."""
-    result = run_item(
+    result = _result(
         _ragas_family(RAGAS_METRICS, answer_relevance, embedding_model),
         _item(question, answer, ground_truth, contexts),
-        _client(client),
+        client,
     )
     return cast(RagasResult, result)
 

@@ -19,11 +19,10 @@ from typing import Any
 
 from rag_evaluator.errors import UsageError
 from rag_evaluator.families.base import FamilyResult, JudgedFamily, QuestionRecord
-from rag_evaluator.families.item_tasks import DEFAULT_LIBRARY_CONCURRENCY, run_item
+from rag_evaluator.families.item_tasks import DEFAULT_LIBRARY_CONCURRENCY, CachedRuns
 from rag_evaluator.families.judge.family import JudgeFamily
 from rag_evaluator.families.judge.prompt_file import load_system_prompt
 from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES
-from rag_evaluator.families.result_json import family_result_to_json
 from rag_evaluator.families.setup import (
     LlmFamilyOptions,
     LlmFamilySetup,
@@ -35,12 +34,7 @@ from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.inputs.references import left_out_line, without_references
 from rag_evaluator.inputs.selection import exclusion_warnings, select_items
 from rag_evaluator.llm.models import resolve_model
-from rag_evaluator.llm.planning import cached_family_result, family_cache_key
-from rag_evaluator.llm.response_cache import (
-    CACHE_FILE_NAME,
-    ResponseCache,
-    default_cache_directory,
-)
+from rag_evaluator.llm.response_cache import ResponseCache, cache_in
 from rag_evaluator.metrics import judge_client
 from rag_evaluator.offline.families import MetricFamilies, parse_metric_families, resolve_all
 from rag_evaluator.offline.registry import InputFileNames
@@ -213,13 +207,9 @@ def score_check(
 
 def _cache(options: CheckOptions) -> ResponseCache:
     if not options.use_cache:
-        return ResponseCache(None)
-    directory = (
-        options.cache_dir
-        or load_settings(options.working_directory).cache_dir
-        or default_cache_directory()
-    )
-    return ResponseCache(directory / CACHE_FILE_NAME)
+        return ResponseCache(None, shared=True)
+    directory = options.cache_dir or load_settings(options.working_directory).cache_dir
+    return cache_in(directory, shared=True)
 
 
 def judge_items(
@@ -229,32 +219,28 @@ def judge_items(
 ) -> dict[int, QuestionRecord]:
     """Each question's judged results: from the response cache where it holds them, else
     from the model (each new scored result then stored)."""
-    model_key = resolve_model(options.model).key
-    cache = _cache(options)
+    runs = CachedRuns(_cache(options), resolve_model(options.model).key)
     try:
         results: dict[tuple[int, str], FamilyResult] = {}
-        pending: list[tuple[JudgedFamily[Any], EvaluationItem, str]] = []
+        pending: list[tuple[JudgedFamily[Any], EvaluationItem]] = []
         for item in items:
             for family in families:
-                key = family_cache_key(family, item, model_key)
-                found = cached_family_result(cache, family, key)
+                found = runs.cached(family, item)
                 if found is None:
-                    pending.append((family, item, key))
+                    pending.append((family, item))
                 else:
                     results[(item.question_number, family.name)] = found
+        # No client (nor key) is needed when the cache holds every result.
         if pending:
             with (
                 judge_client(options.model, max_cost=options.max_cost) as client,
                 ThreadPoolExecutor(max_workers=DEFAULT_LIBRARY_CONCURRENCY) as pool,
             ):
-                answers = pool.map(lambda job: run_item(job[0], job[1], client), pending)
-                # The cache is written from this thread only: its connection is not shared.
-                for (family, item, key), result in zip(pending, answers, strict=True):
+                answers = pool.map(lambda job: runs.run(job[0], job[1], client), pending)
+                for (family, item), result in zip(pending, answers, strict=True):
                     results[(item.question_number, family.name)] = result
-                    if result.scored and result.calls:
-                        cache.put(key, family.name, family_result_to_json(family, result))
     finally:
-        cache.close()
+        runs.close()
     return {
         item.question_number: QuestionRecord(
             item.question_number,
