@@ -25,6 +25,8 @@ from rag_evaluator.families.base import (
     JudgedFamily,
     QuestionRecord,
 )
+from rag_evaluator.families.jury.family import JuryFamily
+from rag_evaluator.families.jury.results import JuryResult
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.llm.checkpoint.records import StoredRecords
 from rag_evaluator.llm.checkpoint.store import (
@@ -35,7 +37,12 @@ from rag_evaluator.llm.checkpoint.store import (
     stored_records,
 )
 from rag_evaluator.llm.engine import DirectEngine, QuestionJob, recorded
-from rag_evaluator.llm.planning import FamilyCacheKeys, JudgingOptions, JudgingPlan
+from rag_evaluator.llm.planning import (
+    FamilyCacheKeys,
+    JudgingOptions,
+    JudgingPlan,
+    juror_cache_keys,
+)
 from rag_evaluator.llm.requests import CallOutcome, FailureKind, ModelRequest
 from rag_evaluator.llm.response_cache import ResponseCache
 from rag_evaluator.llm.stopping import stop_on_signals
@@ -105,11 +112,7 @@ class _Recorder:
         self.records.add(record, self.writer.append(record))
         self.finished_count += 1
         if self.cache.enabled:
-            for name, result in record.results.items():
-                if result.scored and not result.cached and result.calls:
-                    family = self.families[name]
-                    key = self.keys.key(family, item)
-                    self.cache.put(key, name, family_result_to_json(family, result))
+            self._store(record, item)
         self.interaction.question_finished(
             ProgressUpdate(
                 self.finished_count,
@@ -120,6 +123,20 @@ class _Recorder:
                 {metric: (ones, scored) for metric, (ones, scored) in self.records.tallies.items()},
             )
         )
+
+    def _store(self, record: QuestionRecord, item: EvaluationItem) -> None:
+        """Keep each newly paid-for scored result in the response cache: a jury's per juror,
+        under the key of that juror's model (the verdict is rebuilt from them)."""
+        for name, result in record.results.items():
+            family = self.families[name]
+            if isinstance(family, JuryFamily) and isinstance(result, JuryResult):
+                keys = juror_cache_keys(family, item)
+                for key, juror in zip(keys, result.jurors, strict=True):
+                    if juror.scored and not juror.cached and juror.calls:
+                        self.cache.put(key, name, family_result_to_json(family.inner, juror))
+            elif result.scored and not result.cached and result.calls:
+                key = self.keys.key(family, item)
+                self.cache.put(key, name, family_result_to_json(family, result))
 
     def stage_finished(
         self,

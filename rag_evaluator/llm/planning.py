@@ -29,6 +29,7 @@ from rag_evaluator.families.base import (
     RunningCallEstimate,
     first_stage,
 )
+from rag_evaluator.families.jury.family import JuryFamily
 from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
 from rag_evaluator.inputs.spool import SpooledItems
 from rag_evaluator.llm.checkpoint.store import (
@@ -118,6 +119,12 @@ def family_cache_key(family: JudgedFamily[Any], item: EvaluationItem, model_key:
 
 def _json(value: object) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def juror_cache_keys(jury: JuryFamily, item: EvaluationItem) -> list[str]:
+    """Each juror's key for its own result: the key a run of that model alone would use, so a
+    jury and single-model runs (and other juries) share what each juror answered."""
+    return [family_cache_key(jury.inner, item, juror.model.key) for juror in jury.jurors]
 
 
 class FamilyCacheKeys:
@@ -257,6 +264,8 @@ class _Planner:
                 plan.known[family.name] = result
             return
         cached = self._cached(family, item)
+        if cached is None and isinstance(family, JuryFamily):
+            family, cached = self._jury_from_cache(family, item)
         if cached is not None:
             plan.known[family.name] = cached
             return
@@ -283,6 +292,23 @@ class _Planner:
         if not self.cache.might_hold(key):
             return None
         return cached_family_result(self.cache, family, key)
+
+    def _jury_from_cache(
+        self, jury: JuryFamily, item: EvaluationItem
+    ) -> tuple[JuryFamily, FamilyResult | None]:
+        """The jury with the jurors the cache answers known; its result when it answers all."""
+        if not (self.options.use_cache and self.cache.holds_family(jury.name)):
+            return jury, None
+        known: dict[int, FamilyResult] = {}
+        for position, key in enumerate(juror_cache_keys(jury, item)):
+            if self.cache.might_hold(key):
+                found = cached_family_result(self.cache, jury.inner, key)
+                if found is not None:
+                    known[position] = found
+        if len(known) == len(jury.jurors):
+            jurors = tuple(known[position] for position in range(len(jury.jurors)))
+            return jury, replace(jury.combined(jurors), cached=True)
+        return (jury.with_known(known) if known else jury), None
 
 
 def plan_judging(

@@ -163,9 +163,37 @@ def test_a_jury_run_resumes_and_its_cache_covers_every_juror(
         [*RUN[:-4], "--jury", "haiku,openai/llama3.1:8b,sonnet", "--output-dir", "other"]
     )
     assert other.exit_code == 0, other.output
-    # Another jury is another result: every juror judged afresh (haiku and sonnet on the
-    # Anthropic fake, the local model on the OpenAI one).
-    assert len(fake_anthropic.requests) == 15 and len(fake_openai.requests) == 15
+    # Each juror's results are cached as its own: only the new juror (sonnet) is asked, and
+    # only its share is estimated.
+    assert len(fake_anthropic.requests) == 10 and len(fake_openai.requests) == 10
+    assert {request.body["model"] for request in fake_anthropic.requests[5:]} == {
+        "claude-sonnet-5-5"
+    }
+    assert "(5 to 5 calls)" in other.stderr
+    mixed = read_results(next((workspace.directory / "other").glob("*.csv")))
+    assert mixed.summary["Cached Questions"] == "0"
+    assert [row["Accuracy@haiku"] for row in mixed.rows] == [
+        row["Accuracy@haiku"] for row in results.rows
+    ]
+
+
+def test_a_juror_and_a_run_of_its_model_alone_share_their_cached_results(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer, fake_openai: FakeOpenAIServer
+) -> None:
+    alone = run_cli([*RUN[:-4], "--model", "haiku", "--metrics", "classify"])
+    assert alone.exit_code == 0, alone.output
+    assert len(fake_anthropic.requests) == 5
+
+    jury = run_cli([*RUN, "--metrics", "classify", "--output-dir", "jury"])
+
+    assert jury.exit_code == 0, jury.output
+    # haiku's labels come from the cache; the two other jurors are asked.
+    assert len(fake_anthropic.requests) == 5 and len(fake_openai.requests) == 10
+    single = only_results(workspace.directory)
+    panel = read_results(next((workspace.directory / "jury").glob("*.csv")))
+    assert [row["classify_reasoning@haiku"] for row in panel.rows] == [
+        row["classify_reasoning"] for row in single.rows
+    ]
 
 
 def test_the_budget_counts_every_juror(
@@ -219,6 +247,30 @@ def test_an_all_claude_jury_goes_in_message_batches(
     summary = only_results(workspace.directory).summary
     assert summary["Judge Calls"] == "15"
     assert summary["Batch"].startswith("yes")
+
+
+def test_a_batched_jury_sends_only_the_jurors_the_cache_lacks(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    alone = run_cli(["evaluate", "--seed", "3", "--yes", "--model", "sonnet", "--metrics", "match"])
+    assert alone.exit_code == 0, alone.output
+    batch = ["--batch", "--batch-poll", "0.01", "--output-dir", "jury"]
+    jury = ["--jury", "haiku,sonnet,opus", "--metrics", "match"]
+
+    result = run_cli(["evaluate", "--seed", "3", "--yes", *jury, *batch])
+
+    assert result.exit_code == 0, result.output
+    entries = [entry for batch in fake_anthropic.batches.values() for entry in batch["requests"]]
+    assert {entry["params"]["model"] for entry in entries} == {
+        "claude-haiku-5-5",
+        "claude-opus-5-5",
+    }
+    panel = read_results(next((workspace.directory / "jury").glob("*.csv")))
+    assert panel.summary["Judge Calls"] == "10"
+    single = only_results(workspace.directory)
+    assert [row["is_matching@sonnet"] for row in panel.rows] == [
+        row["is_matching"] for row in single.rows
+    ]
 
 
 @pytest.mark.parametrize(

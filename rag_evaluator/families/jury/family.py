@@ -4,11 +4,13 @@ requests sent to its own model, and the jury's verdict taken from their results.
 The jurors' tasks advance together: each stage of the jury holds the next stage of every
 juror still working, so a jury of one-call families makes one stage of three calls, sent at
 the same time (or in the same Message Batch). Each juror's result keeps the usage, calls and
-cost of its own calls; the verdict pays for nothing, so nothing is counted twice.
+cost of its own calls; the verdict pays for nothing, so nothing is counted twice. A jury
+``with_known`` jurors (their results found in the response cache) runs only the others.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -50,6 +52,8 @@ class JuryFamily(JudgedFamily[JuryResult]):
             if column in inner.metric_columns or column == inner.reasoning_column
         )
         self._juror_indexes = [inner.columns.index(column) for column in self.juror_columns]
+        # Jurors whose results are known already, by position: they are not asked.
+        self.known: Mapping[int, FamilyResult] = {}
         self.columns = (
             *inner.columns,
             *(juror_column(c, j.label) for j in self.jurors for c in self.juror_columns),
@@ -67,12 +71,20 @@ class JuryFamily(JudgedFamily[JuryResult]):
         key = self.jurors[position].model.key
         return tuple(replace(request, model=key) for request in stage)
 
+    def with_known(self, known: Mapping[int, FamilyResult]) -> JuryFamily:
+        """This jury, the jurors at the positions of ``known`` taking those results instead
+        of being asked (same name, identity and columns: the same family to the run)."""
+        jury = copy.copy(self)
+        jury.known = dict(known)
+        return jury
+
     def run(self, item: EvaluationItem) -> TaskRun[JuryResult]:
-        tasks = [self.inner.run(item) for _ in self.jurors]
+        asked = [position for position in range(len(self.jurors)) if position not in self.known]
+        tasks = {position: self.inner.run(item) for position in asked}
         stages: dict[int, Stage] = {}
-        results: dict[int, FamilyResult] = {}
+        results: dict[int, FamilyResult] = dict(self.known)
         paid = [_Paid() for _ in self.jurors]
-        for position, task in enumerate(tasks):
+        for position, task in tasks.items():
             _advance(task, None, position, stages, results)
         while stages:
             order = sorted(stages)
