@@ -713,7 +713,7 @@ def memory_realistic(api: FakeApi, base: Path, quick: bool) -> None:
     print(
         "\n5b. Peak memory of whole runs with realistic texts (8.5 KB per question; zero "
         "latency, --concurrency 8): the inputs held against streamed into the spool, as three "
-        "CSVs and as one JSON Lines --dataset"
+        "CSVs, as one JSON Lines --dataset and as one JSON document --dataset"
     )
     api.set_latency(0.0)
     modes = {  # RAG_EVAL_SPOOL_MB, the inputs
@@ -721,6 +721,8 @@ def memory_realistic(api: FakeApi, base: Path, quick: bool) -> None:
         "streamed": ("0", ()),
         "dataset held": ("1000000", ("--dataset", "dataset.jsonl")),
         "dataset streamed": ("0", ("--dataset", "dataset.jsonl")),
+        "document held": ("1000000", ("--dataset", "dataset.json")),
+        "document streamed": ("0", ("--dataset", "dataset.json")),
     }
     peaks: dict[str, list[int]] = {mode: [] for mode in modes}
     for count in sizes:
@@ -805,16 +807,22 @@ def memory_batch(api: FakeApi, base: Path, quick: bool) -> None:
 
 
 def write_dataset_of_inputs(directory: Path) -> None:
-    """The three CSVs of ``directory`` as one JSON Lines dataset, ``dataset.jsonl``, a
-    record per question (question, ground_truth, answer, contexts), read and written a row
-    at a time."""
+    """The three CSVs of ``directory`` as one JSON Lines dataset, ``dataset.jsonl``, and as
+    one JSON document, ``dataset.json`` (the records under "testCases", as deepeval saves a
+    run): a record per question (question, ground_truth, answer, contexts), read and written
+    a row at a time."""
     names = ("questions.csv", "ground_truth.csv", "rag_answers.csv")
     handles = [(directory / name).open(newline="", encoding="utf-8") for name in names]
-    with (directory / "dataset.jsonl").open("w", encoding="utf-8") as out:
+    with (
+        (directory / "dataset.jsonl").open("w", encoding="utf-8") as lines,
+        (directory / "dataset.json").open("w", encoding="utf-8") as document,
+    ):
         readers = [csv.reader(handle) for handle in handles]
         for reader in readers:
             next(reader)  # the header
-        for (number, question), (_, truth), (_, answer, contexts) in zip(*readers, strict=True):
+        document.write('{"testRunId": "bench", "testCases": [\n')
+        rows = zip(*readers, strict=True)
+        for index, ((number, question), (_, truth), (_, answer, contexts)) in enumerate(rows):
             record = {
                 "id": int(number),
                 "question": question,
@@ -822,7 +830,9 @@ def write_dataset_of_inputs(directory: Path) -> None:
                 "answer": answer,
                 "contexts": json.loads(contexts),
             }
-            out.write(json.dumps(record) + "\n")
+            lines.write(json.dumps(record) + "\n")
+            document.write(("," if index else "") + json.dumps(record, indent=1) + "\n")
+        document.write("]}\n")
     for handle in handles:
         handle.close()
 

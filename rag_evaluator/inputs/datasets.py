@@ -38,28 +38,37 @@ CSV_EXPECTED = "question, reference, answer (ragas, deepeval or rag-eval names)"
 CSV_JSON_FIX = "Give it a .json or .jsonl name so it is read as JSON"
 
 
+def item_record(name: str, item: object, location: str) -> DatasetRecord:
+    """The record an item of a JSON document's list is; an error when it is no object."""
+    if not isinstance(item, dict):
+        raise InputError(
+            f"{name} {location} is {json_type(item)}, not a record. Make every item an "
+            "object with question, reference and answer fields"
+        )
+    return DatasetRecord(location, item)
+
+
+def items_where(path: str) -> str:
+    """How the items of the list at the key path ``path`` (``""``: the top level) are named
+    in messages, before their number: ``'results' item`` 3."""
+    return f"'{path}' item" if path else "item"
+
+
 def _object_records(name: str, items: list, where: str) -> list[DatasetRecord]:
-    records = []
-    for index, item in enumerate(items, start=1):
-        location = f"{where}item {index}"
-        if not isinstance(item, dict):
-            raise InputError(
-                f"{name} {location} is {json_type(item)}, not a record. Make every item an "
-                "object with question, reference and answer fields"
-            )
-        records.append(DatasetRecord(location, item))
-    return records
+    return [
+        item_record(name, item, f"{where} {index}") for index, item in enumerate(items, start=1)
+    ]
 
 
 def _document_records(name: str, value: object) -> list[DatasetRecord]:
     if isinstance(value, list):
-        return _object_records(name, value, "")
+        return _object_records(name, value, items_where(""))
     if not isinstance(value, dict):
         raise unknown_dataset_shape(name, f"the top level is {json_type(value)}")
     found = container_list(value)
     if found is not None:
         path, items = found
-        return _object_records(name, items, f"'{path}' ")
+        return _object_records(name, items, items_where(path))
     if find_field(value, QUESTION_KEYS)[0]:
         return [DatasetRecord("(single record)", value)]
     keys = ", ".join(repr(key) for key in list(value)[:8]) or "none"

@@ -470,9 +470,10 @@ def spool_input_files(
 
 
 class _LineLocations(Sequence[str]):
-    """Each record's location (``line 12``), kept as line numbers."""
+    """Each record's location (``line 12``, ``'results' item 3``), kept as numbers."""
 
-    def __init__(self) -> None:
+    def __init__(self, where: str = "line") -> None:
+        self.where = where
         self.lines = array("q")
 
     def __len__(self) -> int:
@@ -486,8 +487,8 @@ class _LineLocations(Sequence[str]):
 
     def __getitem__(self, index: int | slice) -> str | list[str]:
         if isinstance(index, slice):
-            return [f"line {line}" for line in self.lines[index]]
-        return f"line {self.lines[index]}"
+            return [f"{self.where} {line}" for line in self.lines[index]]
+        return f"{self.where} {self.lines[index]}"
 
 
 # Where a record is, for an error about one of its cells.
@@ -547,7 +548,7 @@ class SpooledDataset:
 def spool_dataset(
     spool: InputSpool, streamed: StreamedDataset, *, score_missing: bool = False
 ) -> SpooledDataset:
-    """Read a JSON Lines dataset (``dataset_stream.stream_dataset``) into ``spool`` as
+    """Read a streamed dataset (``dataset_stream.stream_dataset``) into ``spool`` as
     ``load_dataset`` and ``select_items`` read it, in two passes over the file (one to
     number the records, one to spool their rows), holding question numbers only."""
     try:
@@ -562,7 +563,7 @@ def _spooled_dataset(
     spool: InputSpool, streamed: StreamedDataset, score_missing: bool
 ) -> SpooledDataset:
     path, name = streamed.path, streamed.path.name
-    locations = _LineLocations()
+    locations = _LineLocations(streamed.where)
     survey = DatasetSurvey(name, locations)
     constants: list[str] = []
     for line, record in streamed.records(constants):

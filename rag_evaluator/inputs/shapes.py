@@ -22,6 +22,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from rag_evaluator.errors import InputError
 from rag_evaluator.inputs.fields import column_key, parse_list_literal, parse_question_id
@@ -168,7 +169,7 @@ USER_ROLES: tuple[str, ...] = ("user", "human")
 CONVERSATION_COLUMN = "Conversation"
 
 # Containers nest in practice ({"data": {"results": [...]}}) but not deeply.
-_MAX_CONTAINER_DEPTH = 3
+MAX_CONTAINER_DEPTH = 3
 
 
 @dataclass(frozen=True)
@@ -714,18 +715,32 @@ def _shown_fields(record: Mapping[str, object], limit: int = 8) -> str:
     return ", ".join(names) if names else "none"
 
 
-def container_list(value: Mapping[str, object], depth: int = 1) -> tuple[str, list] | None:
+def container_list(value: Mapping[str, object]) -> tuple[str, list] | None:
     """The list of entries under a container key, with the key path that led to it."""
+    names = container_path(value)
+    if names is None:
+        return None
+    inner: Any = value
+    for name in names:
+        inner = inner[name]
+    return ".".join(names), inner
+
+
+def container_path(value: Mapping[str, object], depth: int = 1) -> tuple[str, ...] | None:
+    """The keys leading to the list of entries under a container key (the first container
+    key, in the order of ``CONTAINER_FIELDS``, holding a list, or an object holding one up to
+    ``MAX_CONTAINER_DEPTH`` levels down); ``None`` when there is none. Only whether a value
+    is a list or an object is looked at: an outline of the document will do."""
     for container_key in _CONTAINER_KEYS:
         for name, inner in value.items():
             if column_key(name) != container_key:
                 continue
             if isinstance(inner, list):
-                return name, inner
-            if isinstance(inner, dict) and depth < _MAX_CONTAINER_DEPTH:
-                found = container_list(inner, depth + 1)
+                return (name,)
+            if isinstance(inner, dict) and depth < MAX_CONTAINER_DEPTH:
+                found = container_path(inner, depth + 1)
                 if found is not None:
-                    return f"{name}.{found[0]}", found[1]
+                    return (name, *found)
     return None
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -142,23 +143,25 @@ def test_a_streamed_dataset_gives_what_reading_it_whole_does(
     _same(held, spooled)
 
 
-def test_json_lines_and_csv_stream_and_json_documents_do_not(tmp_path: Path) -> None:
+def test_json_lines_csv_and_lists_of_records_stream_and_other_json_does_not(
+    tmp_path: Path,
+) -> None:
     lines = _write_lines(tmp_path / "set.json", _RECORDS)
     table = tmp_path / "set.csv"
     table.write_text("question,answer\nq,a\n", encoding="utf-8")
     text_table = tmp_path / "set.txt"
     text_table.write_text("question,answer\nq,a\n", encoding="utf-8")
-    for streams in (lines, table, text_table):
-        assert stream_dataset(streams) is not None, streams
     document = tmp_path / "list.json"
     document.write_text(json.dumps(_RECORDS[:2]), encoding="utf-8")
+    for streams in (lines, table, text_table, document):
+        assert stream_dataset(streams) is not None, streams
     single = tmp_path / "one.json"
     single.write_text(json.dumps(_RECORDS[0], indent=2), encoding="utf-8")
     blank = tmp_path / "blank.jsonl"
     blank.write_text("\n  \n", encoding="utf-8")
     not_json = tmp_path / "table.json"
     not_json.write_text("question,answer\nq,a\n", encoding="utf-8")
-    for whole in (document, single, blank, not_json, tmp_path / "missing.jsonl", tmp_path):
+    for whole in (single, blank, not_json, tmp_path / "missing.jsonl", tmp_path):
         assert stream_dataset(whole) is None, whole
 
 
@@ -234,6 +237,98 @@ def test_any_json_lines_dataset_streams_as_it_reads_whole(
     _same(held, spooled)
 
 
+# A JSON document: its records at the top level or under container keys (up to three levels,
+# the first container key holding a list winning), beside other keys, some documents the
+# streaming parser reads otherwise than json (NaN, a lone surrogate, a huge number, a key with
+# a dot) and some that are no dataset at all.
+_AWKWARD = st.sampled_from(
+    [
+        float("nan"),
+        "\ud800 alone",
+        "\udc00 alone",
+        "\ud83d\ude00 pair",
+        10**30,
+        1e300,
+        "tab\there",
+        {"deep": {"er": [1]}},
+    ]
+)
+_PATHS = st.sampled_from(
+    [(), ("results",), ("data", "results"), ("data",), ("a.b",), ("meta", "x", "testCases")]
+)
+
+
+@st.composite
+def _document(draw: st.DrawFn) -> object:
+    records: list[object] = draw(_records())
+    if records and draw(st.integers(0, 3)) == 0:
+        target = records[draw(st.integers(0, len(records) - 1))]
+        if isinstance(target, dict):
+            target[draw(st.sampled_from(["question", "answer", "category", "extra"]))] = draw(
+                _AWKWARD
+            )
+    document: object = records
+    for name in reversed(draw(_PATHS)):
+        document = {name: document}
+        if draw(st.booleans()):
+            document = {"results" if name == "data" else "notes": [], **document, "n": 1}
+    return document
+
+
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(document=_document(), score_missing=st.booleans(), chunk=st.integers(1, 64))
+def test_any_json_document_streams_as_it_reads_whole(
+    tmp_path_factory: pytest.TempPathFactory,
+    caplog: pytest.LogCaptureFixture,
+    document: object,
+    score_missing: bool,
+    chunk: int,
+) -> None:
+    folder = tmp_path_factory.mktemp("set")
+    path = folder / "set.json"
+    # json.dumps writes the escapes ("\ud800") a JSON file holds; allow_nan its NaN.
+    path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    held = _held(path, score_missing, caplog)
+    spooled = _spooled(path, score_missing, caplog, folder, chunk)
+    if spooled is not None:
+        _same(held, spooled)
+
+
+def test_what_the_streaming_parser_reads_otherwise_is_read_whole(tmp_path: Path) -> None:
+    records = [{"question": "q", "answer": "a"}]
+    readable = {
+        "pair.json": json.dumps([{**records[0], "answer": "\U0001f600"}]),
+        "nested.json": json.dumps({"data": {"results": records}, "n": 1}),
+    }
+    whole = {
+        "nan.json": json.dumps([{**records[0], "score": float("nan")}]),
+        "lone.json": json.dumps([{**records[0], "answer": "\ud800"}]),
+        "huge.json": json.dumps([{**records[0], "score": 10**30}]),
+        "dotted.json": json.dumps({"results.v2": records}),
+        "single.json": json.dumps(records[0]),
+        "broken.json": json.dumps(records)[:-1],
+    }
+    for name, text in {**readable, **whole}.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        streamed = stream_dataset(tmp_path / name)
+        assert (streamed is not None) == (name in readable), name
+    streamed = stream_dataset(tmp_path / "nested.json")
+    assert streamed is not None
+    [(number, record)] = list(streamed.records([]))
+    assert (number, record.location, record.fields) == (1, "'data.results' item 1", records[0])
+
+
+def test_an_item_that_is_no_record_is_named_by_its_place(tmp_path: Path) -> None:
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps({"results": [{"question": "q", "answer": "a"}, 3]}))
+    streamed = stream_dataset(path)
+    assert streamed is not None
+    with pytest.raises(InputError, match=r"set\.json 'results' item 2 is a number, not a record"):
+        list(streamed.records([]))
+
+
 def _shown(output: str) -> list[str]:
     """The run's output (its plan, estimate, warnings, summary) without what differs between
     two folders or moments."""
@@ -244,30 +339,44 @@ def _shown(output: str) -> list[str]:
     ]
 
 
-def _run(folder: Path, monkeypatch: pytest.MonkeyPatch, spooled: bool, *metrics: str):
+def _run(folder: Path, monkeypatch: pytest.MonkeyPatch, spooled: bool, *metrics: str, name: str):
     monkeypatch.chdir(folder)
     monkeypatch.setenv("RAG_EVAL_CHECKPOINT_DIR", str(folder / "checkpoints"))
     monkeypatch.setenv(SPOOL, "0" if spooled else "1000000")
     return run_cli(
         [
             "evaluate",
-            *("--dataset", "set.jsonl", "--model", "haiku", "--yes", "--seed", "5"),
+            *("--dataset", name, "--model", "haiku", "--yes", "--seed", "5"),
             *("--delay", "0", "--no-cache", "--score-missing", "--metrics", ",".join(metrics)),
         ]
     )
 
 
+def _write_document(path: Path, records: list[dict[str, object]]) -> Path:
+    """The records as deepeval saves a test run: a list under "testCases", NaN left out."""
+    kept = [{key: value for key, value in record.items() if key != "score"} for record in records]
+    path.write_text(json.dumps({"testRunId": "r1", "testCases": kept}, indent=2), "utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "write"), [("set.jsonl", _write_lines), ("run.json", _write_document)]
+)
 def test_a_run_on_a_streamed_dataset_asks_and_writes_what_a_held_one_does(
-    tmp_path: Path, fake_anthropic: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    fake_anthropic: FakeAnthropicServer,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    write: Callable[[Path, list[dict[str, object]]], Path],
 ) -> None:
     fake_anthropic.script("warranty", verdict(1, 0, 1, summary="Half right."))
     outcomes = {}
     for spooled in (False, True):
         folder = tmp_path / ("spooled" if spooled else "held")
         folder.mkdir()
-        _write_lines(folder / "set.jsonl", _RECORDS)
+        assert stream_dataset(write(folder / name, _RECORDS)) is not None
         before = len(fake_anthropic.requests)
-        result = _run(folder, monkeypatch, spooled, "judge", "lexical", "retrieval")
+        result = _run(folder, monkeypatch, spooled, "judge", "lexical", "retrieval", name=name)
         assert result.exit_code == 0, result.output
         asked = [request.question for request in fake_anthropic.requests[before:]]
         results = only_results(folder)
