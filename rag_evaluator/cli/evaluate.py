@@ -100,6 +100,9 @@ class ConsoleInteraction(RunConsole):
         console.info(f"Prompt: {plan.prompt_origin}")
         self.show_seed(plan.seed, plan.seed_was_drawn, "order")
         self.show_known(plan.resumed_count, plan.pending_count, plan.cached_count, "evaluate")
+        if plan.cached_jurors:
+            shown = ", ".join(f"{share} {count}" for share, count in plan.cached_jurors.items())
+            console.info(f"Juror results from the response cache (no call): {shown}")
         if plan.no_information_count:
             console.info(
                 f"Scored 1/1/1 without a call (answer and ground truth both say there is no "

@@ -355,6 +355,7 @@ def _run_plan(
         resumed_count=len(plan.done),
         pending_count=pending,
         cached_count=plan.cached_count,
+        cached_jurors=plan.cached_jurors,
         no_information_count=plan.shortcut_count,
         missing_answer_count=plan.missing_answer_count,
         too_long=plan.too_long,

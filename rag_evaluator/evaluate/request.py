@@ -5,6 +5,7 @@ Plain records shared by the evaluate run's modules and the command that shows th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,6 +106,7 @@ class RunPlan:
     resumed_count: int = 0
     pending_count: int = 0
     cached_count: int = 0
+    cached_jurors: Mapping[str, int] = field(default_factory=dict)  # "judge (haiku)": count
     no_information_count: int = 0
     missing_answer_count: int = 0
     too_long: list[int] = field(default_factory=list)

@@ -90,6 +90,10 @@ class JudgingPlan:
     estimate: CostEstimate
     sends_calls: bool
     remaining_after_limit: int
+    # Juror results the cache holds for questions some other juror is asked about, by family
+    # and juror, "judge (haiku)" (a question every juror's result is cached for is in
+    # cached_count).
+    cached_jurors: Mapping[str, int] = field(default_factory=dict)
 
 
 def items_by_number(items: Sequence[EvaluationItem]) -> Mapping[int, EvaluationItem]:
@@ -183,6 +187,7 @@ class _Tally:
     # The first requests are only kept to be counted by the API (--exact-estimate).
     first_requests: list[tuple[str, ModelRequest, CallEstimate]] = field(default_factory=list)
     cached: int = 0
+    cached_jurors: dict[str, int] = field(default_factory=dict)
     shortcut: int = 0
     missing_answers: int = 0
     sending: int = 0
@@ -308,6 +313,10 @@ class _Planner:
         if len(known) == len(jury.jurors):
             jurors = tuple(known[position] for position in range(len(jury.jurors)))
             return jury, replace(jury.combined(jurors), cached=True)
+        counts = self.tally.cached_jurors
+        for position in known:
+            share = f"{jury.name} ({jury.jurors[position].label})"  # as the estimate names it
+            counts[share] = counts.get(share, 0) + 1
         return (jury.with_known(known) if known else jury), None
 
 
@@ -356,6 +365,7 @@ def plan_judging(
         estimate=estimate,
         sends_calls=sends_calls,
         remaining_after_limit=sum(1 for n in order if n not in done and n not in chosen),
+        cached_jurors=tally.cached_jurors,
     )
 
 

@@ -170,6 +170,11 @@ def test_a_jury_run_resumes_and_its_cache_covers_every_juror(
         "claude-sonnet-5-5"
     }
     assert "(5 to 5 calls)" in other.stderr
+    shown = " ".join(other.stderr.split())
+    assert (
+        "Juror results from the response cache (no call): judge (haiku) 5, "
+        "judge (openai/llama3.1:8b) 5"
+    ) in shown
     mixed = read_results(next((workspace.directory / "other").glob("*.csv")))
     assert mixed.summary["Cached Questions"] == "0"
     assert [row["Accuracy@haiku"] for row in mixed.rows] == [
