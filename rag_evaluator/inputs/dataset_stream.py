@@ -164,18 +164,24 @@ class _EncodedText:
 def _document_dataset(facts: FileFacts) -> StreamedDataset | None:
     """A JSON document's records as a stream, when it holds a list of them that the streaming
     parser reads as ``json`` does; ``None`` (read it whole) otherwise."""
+    name = facts.source.path.name
     lone = LoneSurrogates()
     try:
         events = ijson.basic_parse(_EncodedText(facts.source.texts(), lone.feed), use_float=True)
         document = outline(events)
-    except (ijson.JSONError, UnicodeDecodeError):
+    except (ijson.JSONError, UnicodeDecodeError) as exc:
         # NaN, a huge number, a lone low surrogate (yajl makes bytes no UTF-8 decoder takes),
         # broken JSON...: read_dataset reads it whole, or says why it cannot.
+        reason = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+        _read_whole(name, f"the streaming JSON parser stopped at it ({reason})")
         return None
     lone.finish()
     names = records_path(document)
-    if names is None or lone.found:
+    if lone.found:
+        _read_whole(name, "it holds a lone surrogate escape, which the streaming parser misreads")
         return None
+    if names is None:
+        return None  # a single record or a shape read_dataset refuses (then saying why)
     for warning in facts.warnings:
         logger.warning(warning)
     where = items_where(".".join(names))
@@ -185,6 +191,15 @@ def _document_dataset(facts: FileFacts) -> StreamedDataset | None:
         facts.sha256,
         lambda _constants: _items(facts, prefix, where),
         where,
+    )
+
+
+def _read_whole(name: str, reason: str) -> None:
+    logger.warning(
+        "%s is read whole, not streamed (it exceeds RAG_EVAL_SPOOL_MB): %s. Save its records "
+        "as JSON Lines, one per line, to stream them",
+        name,
+        reason,
     )
 
 

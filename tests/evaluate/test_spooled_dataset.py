@@ -426,3 +426,20 @@ def test_any_csv_dataset_streams_as_it_reads_whole(
     spooled = _spooled(path, False, caplog, folder, chunk)
     assert spooled is not None
     _same(held, spooled)
+
+
+def test_a_large_document_the_streaming_parser_cannot_read_is_read_whole_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # _RECORDS holds a NaN score, which json reads (with a warning) and yajl does not.
+    (tmp_path / "set.json").write_text(json.dumps(_RECORDS), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(SPOOL, "0")
+
+    result = run_cli(["evaluate", "--dataset", "set.json", "--metrics", "lexical", "--yes"])
+
+    assert result.exit_code == 0, result.output
+    warnings = " ".join(result.stderr.split())
+    assert "set.json is read whole, not streamed (it exceeds RAG_EVAL_SPOOL_MB)" in warnings
+    assert "Save its records as JSON Lines, one per line, to stream them" in warnings
+    assert [row["Question Number"] for row in only_results(tmp_path).rows] == ["1", "3", "5"]
