@@ -112,7 +112,9 @@ class CachedRuns:
 
     def cached(self, family: JudgedFamily[Any], item: EvaluationItem) -> FamilyResult | None:
         """The stored result of ``family`` for ``item``, or ``None``."""
-        key = family_cache_key(family, item, self.model_key)
+        return self._stored(family, family_cache_key(family, item, self.model_key))
+
+    def _stored(self, family: JudgedFamily[Any], key: str) -> FamilyResult | None:
         with self._lock:
             return cached_family_result(self.cache, family, key)
 
@@ -121,8 +123,7 @@ class CachedRuns:
     ) -> FamilyResult:
         """The stored result, else ``run_item``'s (stored when scored)."""
         key = family_cache_key(family, item, self.model_key)
-        with self._lock:
-            found = cached_family_result(self.cache, family, key)
+        found = self._stored(family, key)
         if found is not None:
             return found
         result = run_item(family, item, client)

@@ -44,6 +44,7 @@ from rag_evaluator.inputs.fields import (
     looks_bar_joined,
     parse_list_literal,
     split_bar_joined,
+    unsigned_question_id,
 )
 from rag_evaluator.inputs.shapes import (
     ANSWER_FIELDS,
@@ -67,7 +68,6 @@ from rag_evaluator.inputs.shapes import (
     golden_contexts_field,
     joined_texts,
     json_type,
-    parse_question_id,
     read_contexts,
     retrieval_scores_field,
     retrieved_contexts_field,
@@ -366,8 +366,7 @@ def _id_key(source_name: str, location: str, name: str, value: object) -> tuple[
                 location,
                 f"the id field '{name}' is blank. Give every record its own id",
             )
-        if not key.strip().startswith(("-", "+")):
-            number = parse_question_id(key)
+        number = unsigned_question_id(key)
     if number is not None and not 0 <= number < _MAX_ID_NUMBER:
         number = None
     return key, number

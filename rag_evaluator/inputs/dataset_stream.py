@@ -52,8 +52,8 @@ _Records = Callable[[list[str]], Iterator[tuple[int, DatasetRecord]]]
 
 @dataclass(frozen=True)
 class StreamedDataset:
-    """A JSON Lines or CSV dataset checked as ``read_dataset`` checks it, its records read
-    on demand."""
+    """A JSON Lines, CSV or JSON-list dataset checked as ``read_dataset`` checks it, its
+    records read on demand."""
 
     path: Path
     sha256: str  # of the file's raw bytes
@@ -70,7 +70,8 @@ class StreamedDataset:
 
 def stream_dataset(path: Path, chunk_size: int = CHUNK_SIZE) -> StreamedDataset | None:
     """The dataset at ``path`` as a stream; ``None`` when it must be read whole (a JSON
-    document) or is no readable file or is blank (``read_dataset`` then says why)."""
+    document without a list of records the streaming parser reads as ``json`` does) or is no
+    readable file or is blank (``read_dataset`` then says why)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if not_a_file(path) is not None or not path.exists():
@@ -142,7 +143,7 @@ class _EncodedText:
     """The decoded text's chunks as UTF-8 bytes, for the streaming parser to ``read`` (a
     read may return fewer bytes than asked for; ``b""`` at the end)."""
 
-    def __init__(self, texts: Iterator[str], watch: Callable[[str], None]) -> None:
+    def __init__(self, texts: Iterator[str], watch: Callable[[str], None] | None = None) -> None:
         self._texts = texts
         self._watch = watch
         self._pending = memoryview(b"")
@@ -152,7 +153,8 @@ class _EncodedText:
             text = next(self._texts, None)
             if text is None:
                 return b""
-            self._watch(text)
+            if self._watch is not None:
+                self._watch(text)
             # An unpaired surrogate cannot be UTF-8: the parser then refuses the bytes.
             self._pending = memoryview(text.encode("utf-8", "surrogatepass"))
         taken = len(self._pending) if size < 0 else size
@@ -205,7 +207,7 @@ def _read_whole(name: str, reason: str) -> None:
 
 def _items(facts: FileFacts, prefix: str, where: str) -> Iterator[tuple[int, DatasetRecord]]:
     path = facts.source.path
-    items = ijson.items(_EncodedText(facts.source.texts(), _ignore), prefix, use_float=True)
+    items = ijson.items(_EncodedText(facts.source.texts()), prefix, use_float=True)
     try:
         for number, item in enumerate(items, start=1):
             yield number, item_record(path.name, item, f"{where} {number}")
@@ -216,7 +218,3 @@ def _items(facts: FileFacts, prefix: str, where: str) -> Iterator[tuple[int, Dat
             "is writing to it",
             path,
         ) from exc
-
-
-def _ignore(_text: str) -> None:
-    return None

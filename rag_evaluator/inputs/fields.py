@@ -174,6 +174,12 @@ def parse_question_id(key: str) -> int | None:
     return int(found.group(1))
 
 
+def unsigned_question_id(key: str) -> int | None:
+    """``parse_question_id`` for an id a user wrote: a sign is no ID prefix (``-3`` names no
+    question; ``parse_question_id`` alone reads it as 3)."""
+    return None if key.strip().startswith(("-", "+")) else parse_question_id(key)
+
+
 def parse_question_label(raw: str) -> int:
     """A question number cell of a file the user wrote: a whole number
     (``parse_question_number``), or ID-like text (``Q7``, ``q_007``, ``Question 7``) naming
@@ -181,7 +187,7 @@ def parse_question_label(raw: str) -> int:
     try:
         return parse_question_number(raw)
     except QuestionNumberError:
-        named = None if raw.strip().startswith(("-", "+")) else parse_question_id(raw)
+        named = unsigned_question_id(raw)
         if named is None:
             raise
         return named

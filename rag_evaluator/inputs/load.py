@@ -469,15 +469,15 @@ def spool_input_files(
     return SpooledInputs(counts, selection, asked.metadata_columns, digests)
 
 
-class _LineLocations(Sequence[str]):
+class _RecordLocations(Sequence[str]):
     """Each record's location (``line 12``, ``'results' item 3``), kept as numbers."""
 
-    def __init__(self, where: str = "line") -> None:
+    def __init__(self, where: str) -> None:
         self.where = where
-        self.lines = array("q")
+        self.numbers = array("q")
 
     def __len__(self) -> int:
-        return len(self.lines)
+        return len(self.numbers)
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -487,8 +487,8 @@ class _LineLocations(Sequence[str]):
 
     def __getitem__(self, index: int | slice) -> str | list[str]:
         if isinstance(index, slice):
-            return [f"{self.where} {line}" for line in self.lines[index]]
-        return f"{self.where} {self.lines[index]}"
+            return [f"{self.where} {number}" for number in self.numbers[index]]
+        return f"{self.where} {self.numbers[index]}"
 
 
 # Where a record is, for an error about one of its cells.
@@ -563,11 +563,11 @@ def _spooled_dataset(
     spool: InputSpool, streamed: StreamedDataset, score_missing: bool
 ) -> SpooledDataset:
     path, name = streamed.path, streamed.path.name
-    locations = _LineLocations(streamed.where)
+    locations = _RecordLocations(streamed.where)
     survey = DatasetSurvey(name, locations)
     constants: list[str] = []
-    for line, record in streamed.records(constants):
-        locations.lines.append(line)
+    for number, record in streamed.records(constants):
+        locations.numbers.append(number)
         survey.add(record)
     warn_constants(name, constants)
     builder = CanonicalRows(name, survey.numbering())
