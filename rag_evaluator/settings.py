@@ -17,12 +17,13 @@ CACHE_DIR_VARIABLE = "RAG_EVAL_CACHE_DIR"
 # Input files larger than this in all (megabytes) are read into an on-disk spool, not held.
 SPOOL_VARIABLE = "RAG_EVAL_SPOOL_MB"
 DEFAULT_SPOOL_MEGABYTES = 64.0
-# Questions a run of offline families only scores and writes together: only one chunk's
-# texts, embeddings and scores are held. Large enough that a chunk's model batches are full
-# and its per-chunk costs vanish, small enough that a chunk of long texts is a few megabytes.
 # The first requests' text (megabytes) a --batch run sends and finishes a window at a time.
 BATCH_WINDOW_VARIABLE = "RAG_EVAL_BATCH_WINDOW_MB"
 DEFAULT_BATCH_WINDOW_MEGABYTES = 128.0
+DEFAULT_BATCH_WINDOW_BYTES = int(DEFAULT_BATCH_WINDOW_MEGABYTES * 1024 * 1024)
+# Questions a run of offline families only scores and writes together: only one chunk's
+# texts, embeddings and scores are held. Large enough that a chunk's model batches are full
+# and its per-chunk costs vanish, small enough that a chunk of long texts is a few megabytes.
 OFFLINE_CHUNK_VARIABLE = "RAG_EVAL_OFFLINE_CHUNK_ROWS"
 DEFAULT_OFFLINE_CHUNK_ROWS = 1000
 
@@ -56,7 +57,7 @@ class Settings:
     # Questions a run of offline families only scores and writes at a time.
     offline_chunk_rows: int = DEFAULT_OFFLINE_CHUNK_ROWS
     # A --batch run's questions go a window of this much first-request text at a time.
-    batch_window_bytes: int = int(DEFAULT_BATCH_WINDOW_MEGABYTES * 1024 * 1024)
+    batch_window_bytes: int = DEFAULT_BATCH_WINDOW_BYTES
     # The variables of PROVIDER_VARIABLES and OPTIONAL_PROVIDER_VARIABLES that are set (not
     # empty), by name.
     provider_values: Mapping[str, str] = field(default_factory=dict)
@@ -132,7 +133,7 @@ def _spool_above_bytes(value: str) -> int:
 def _batch_window_bytes(value: str) -> int:
     """``RAG_EVAL_BATCH_WINDOW_MB`` in bytes: a number of megabytes above 0."""
     if not value:
-        return int(DEFAULT_BATCH_WINDOW_MEGABYTES * 1024 * 1024)
+        return DEFAULT_BATCH_WINDOW_BYTES
     megabytes = _megabytes(value)
     if not megabytes:
         raise ConfigError(

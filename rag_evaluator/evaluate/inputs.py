@@ -95,8 +95,8 @@ def _size(path: Path) -> int:
 def _spooled_dataset(
     request: EvaluateRequest, path: Path, resources: ExitStack
 ) -> tuple[list[InputFileInfo], Selection, list[str], bool] | None:
-    """A JSON Lines dataset read into an on-disk spool; ``None`` when the dataset must be
-    read whole (a JSON document, CSV)."""
+    """A dataset read into an on-disk spool; ``None`` when it must be read whole
+    (``stream_dataset`` says when)."""
     streamed = stream_dataset(path)
     if streamed is None:
         return None

@@ -48,7 +48,7 @@ from rag_evaluator.llm.client import ModelClient
 from rag_evaluator.llm.engine import FamilyRun, QuestionJob, stage_digest
 from rag_evaluator.llm.requests import CallOutcome, FailureKind, ModelRequest
 from rag_evaluator.llm.routing import ModelClients
-from rag_evaluator.settings import DEFAULT_BATCH_WINDOW_MEGABYTES
+from rag_evaluator.settings import DEFAULT_BATCH_WINDOW_BYTES
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ MAX_REQUESTS_PER_BATCH = 100_000
 MAX_BYTES_PER_BATCH = 200 * 1024 * 1024
 # The texts and first requests a window of questions holds before its batches go out and
 # are run to their end ($RAG_EVAL_BATCH_WINDOW_MB): what a batch run holds of its questions.
-DEFAULT_WINDOW_BYTES = int(DEFAULT_BATCH_WINDOW_MEGABYTES * 1024 * 1024)
+DEFAULT_WINDOW_BYTES = DEFAULT_BATCH_WINDOW_BYTES
 # How far this machine's clock may be ahead of the API's when matching a batch to its intent.
 CLOCK_SKEW = timedelta(minutes=10)
 

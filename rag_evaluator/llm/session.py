@@ -34,7 +34,7 @@ from rag_evaluator.llm.models import ModelInfo, parse_price, resolve_model
 from rag_evaluator.llm.planning import CountTokens, JudgingOptions, JudgingPlan
 from rag_evaluator.llm.providers import batch_problem
 from rag_evaluator.llm.response_cache import CACHE_FILE_NAME, ResponseCache
-from rag_evaluator.settings import DEFAULT_BATCH_WINDOW_MEGABYTES
+from rag_evaluator.settings import DEFAULT_BATCH_WINDOW_BYTES
 
 if TYPE_CHECKING:
     from rag_evaluator.llm.routing import ModelClients
@@ -126,7 +126,7 @@ class SessionConfig:
     # Every model the run calls (a jury's jurors); just ``model`` when empty.
     jurors: tuple[ModelInfo, ...] = field(default=())
     # --batch: the first requests' text a window of questions holds (RAG_EVAL_BATCH_WINDOW_MB).
-    batch_window_bytes: int = int(DEFAULT_BATCH_WINDOW_MEGABYTES * 1024 * 1024)
+    batch_window_bytes: int = DEFAULT_BATCH_WINDOW_BYTES
 
     @property
     def models(self) -> tuple[ModelInfo, ...]:
@@ -140,7 +140,7 @@ def session_config(
     checkpoint_path: Path,
     cache_directory: Path,
     jurors: tuple[ModelInfo, ...] = (),
-    batch_window_bytes: int = int(DEFAULT_BATCH_WINDOW_MEGABYTES * 1024 * 1024),
+    batch_window_bytes: int = DEFAULT_BATCH_WINDOW_BYTES,
 ) -> SessionConfig:
     """The session of a run: its checkpoint at ``checkpoint_path``, the response cache in
     ``cache_directory`` (none with ``--no-cache``)."""
