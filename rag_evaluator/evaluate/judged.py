@@ -11,7 +11,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rag_evaluator.collector import building_long_lived
 from rag_evaluator.errors import BudgetExhaustedError, CheckpointError, ConfigError
@@ -37,7 +37,6 @@ from rag_evaluator.families.judge.prompt_file import SystemPrompt, load_system_p
 from rag_evaluator.families.jury.family import JuryFamily
 from rag_evaluator.families.jury.panel import parse_jury
 from rag_evaluator.families.jury.results import Juror
-from rag_evaluator.families.jury.tally import JuryTally
 from rag_evaluator.families.setup import LlmFamilySetup, build_llm_families, ragas_input_warnings
 from rag_evaluator.inputs.files import file_sha256
 from rag_evaluator.inputs.records import EvaluationItem
@@ -81,6 +80,10 @@ logger = logging.getLogger(__name__)
 # The Prompt summary line of a run without the judge: each LLM family has its own prompts.
 FAMILY_PROMPTS_ORIGIN = "built-in prompts of the families"
 RESUME_TEXTS = ResumeTexts("run of these files", "inputs, model, prompt and settings")
+
+if TYPE_CHECKING:
+    # A jury's tally brings numpy, which a run without a jury never imports.
+    from rag_evaluator.families.jury.tally import JuryTally
 
 
 @dataclass(frozen=True)
@@ -430,9 +433,9 @@ def _write_outcome(
         reference_free=request.reference_free,
         not_applicable=offline.empty,
         jury=[
-            (family.name, family_tally.agreement())
+            (family.name, cast("JuryTally", family_tally).agreement())
             for family, family_tally in zip(families, tally.family_tallies, strict=True)
-            if isinstance(family_tally, JuryTally)
+            if isinstance(family, JuryFamily)
         ],
     )
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES
-from rag_evaluator.families.jury.tally import JuryAgreement
 from rag_evaluator.families.setup import LlmFamilyOptions
 from rag_evaluator.llm.cost import CostEstimate
 from rag_evaluator.llm.models import ModelInfo
@@ -20,6 +20,10 @@ from rag_evaluator.offline.runner import EmptyMetric, MetricOptions
 from rag_evaluator.results.gates import Threshold, ThresholdCheck, ThresholdFailure
 from rag_evaluator.results.groups import GroupSummary
 from rag_evaluator.results.summary import SummaryLine
+
+if TYPE_CHECKING:
+    # numpy comes with it: a run without a jury starts without importing it.
+    from rag_evaluator.families.jury.tally import JuryAgreement
 
 EXIT_ALL_SCORED = 0
 EXIT_SOME_UNSCORED = 1

@@ -79,7 +79,9 @@ ResultT = TypeVar("ResultT", bound=FamilyResult)
 TaskRun = Generator[Stage, tuple[CallOutcome, ...], ResultT]
 
 
-@dataclass(frozen=True)
+# Read-only by convention, not frozen: the plan builds one per question and family, as it
+# does a PricedEstimate (see inputs/records).
+@dataclass(slots=True)
 class CallEstimate:
     """The expected model calls of one family for one question, as a low-high range.
 
@@ -143,7 +145,7 @@ class RunningCallEstimate:
         return CallEstimate(*self.values, system_characters=self.system_characters)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PricedEstimate:
     """A share of a family's expected calls for one question, priced with one model.
 

@@ -32,7 +32,8 @@ SPREADSHEET_SIGNATURES = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
 JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 
-@dataclass(frozen=True)
+# Read-only by convention, not frozen: one per row of every file read (see inputs/records).
+@dataclass(slots=True)
 class CsvRecord:
     """One data row: its line number in the file and its cells by canonical column."""
 

@@ -51,7 +51,8 @@ _NO_QUESTION = -1
 NO_KNOWN_RESULTS: Mapping[str, FamilyResult] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
+# Read-only by convention, not frozen: the plan builds one per question (see inputs/records).
+@dataclass(slots=True)
 class QuestionJob:
     """One question to finish: the families still to run and the results already known.
 

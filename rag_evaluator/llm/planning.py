@@ -10,7 +10,6 @@ model, or to be sent; the families' per-question estimates add up to the run's c
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -41,7 +40,7 @@ from rag_evaluator.llm.cost import CostEstimate, caches_system_prompt, estimate_
 from rag_evaluator.llm.engine import NO_KNOWN_RESULTS, QuestionJob
 from rag_evaluator.llm.models import ModelInfo
 from rag_evaluator.llm.requests import ModelRequest, too_long_reason
-from rag_evaluator.llm.response_cache import ResponseCache, cache_key
+from rag_evaluator.llm.response_cache import ResponseCache, cache_key, canonical_json
 
 logger = logging.getLogger(__name__)
 
@@ -121,10 +120,6 @@ def family_cache_key(family: JudgedFamily[Any], item: EvaluationItem, model_key:
     )
 
 
-def _json(value: object) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
 def juror_cache_keys(jury: JuryFamily, item: EvaluationItem) -> list[str]:
     """Each juror's key for its own result: the key a run of that model alone would use, so a
     jury and single-model runs (and other juries) share what each juror answered."""
@@ -143,15 +138,16 @@ class FamilyCacheKeys:
     def __init__(self, families: Sequence[JudgedFamily[Any]], model_key: str) -> None:
         self._parts = {
             family.name: (
-                f'{{"family":{_json(family.name)},"identity":{_json(family.identity())},"inputs":',
-                f',"model":{_json(model_key)},"version":{_json(family.version)}}}',
+                f'{{"family":{canonical_json(family.name)},'
+                f'"identity":{canonical_json(family.identity())},"inputs":',
+                f',"model":{canonical_json(model_key)},"version":{canonical_json(family.version)}}}',
             )
             for family in families
         }
 
     def key(self, family: JudgedFamily[Any], item: EvaluationItem) -> str:
         before, after = self._parts[family.name]
-        text = before + _json(family.cache_inputs(item)) + after
+        text = before + canonical_json(family.cache_inputs(item)) + after
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -43,7 +43,8 @@ def _no_parse(payload: Mapping[str, Any]) -> Mapping[str, Any]:
     return payload
 
 
-@dataclass(frozen=True)
+# Read-only by convention, not frozen: the plan builds one per question (see inputs/records).
+@dataclass
 class ModelRequest:
     """One call to the model: what is sent, and how its JSON answer is read.
 

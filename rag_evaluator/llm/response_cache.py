@@ -57,10 +57,19 @@ def cache_in(directory: Path | None, *, shared: bool = False) -> ResponseCache:
     return ResponseCache((directory or default_cache_directory()) / CACHE_FILE_NAME, shared=shared)
 
 
+# What json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")) writes,
+# without building an encoder per call (a resume computes a key for every question).
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def canonical_json(value: object) -> str:
+    """``value`` as the cache's keys serialise it: keys sorted, compact, not ASCII-escaped."""
+    return _CANONICAL_JSON.encode(value)
+
+
 def cache_key(material: Mapping[str, Any]) -> str:
     """The digest of a JSON-able description of a family result's inputs and settings."""
-    text = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_json(material).encode("utf-8")).hexdigest()
 
 
 class ResponseCache:

@@ -67,7 +67,7 @@ _SENTENCE_ENDS = re.compile(r"[.!?;]+")
 
 def _sentences(text: str) -> list[str]:
     normalised = non_answers.folded(text)
-    return [part.strip(" ,") for part in _SENTENCE_ENDS.split(normalised) if part.strip(" ,")]
+    return [kept for part in _SENTENCE_ENDS.split(normalised) if (kept := part.strip(" ,"))]
 
 
 def says_no_information(text: str) -> bool:

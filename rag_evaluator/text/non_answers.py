@@ -121,7 +121,9 @@ _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 def folded(text: str) -> str:
     """``text`` as the lists compare it: case-folded, straight apostrophes, single spaces."""
-    return " ".join(text.translate(_APOSTROPHES).casefold().split())
+    if not text.isascii():  # the curly apostrophes are not ASCII; translate is the slow part
+        text = text.translate(_APOSTROPHES)
+    return " ".join(text.casefold().split())
 
 
 def _whole_words(alternatives: Sequence[str]) -> re.Pattern[str]:

@@ -111,3 +111,21 @@ def test_the_console_script_shows_help() -> None:
     assert completed.returncode == 0, completed.stderr
     for command in COMMANDS:
         assert command in completed.stdout
+
+
+def test_the_evaluate_pipeline_imports_no_numpy() -> None:
+    """A judge run imports numpy only when a jury's tally, an offline family or a merge of
+    checkpoint records needs it: its import was a tenth of a second before the first call."""
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, rag_evaluator.evaluate.run, rag_evaluator.evaluate.judged, "
+            "rag_evaluator.cli.evaluate; print('numpy' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert completed.stdout.strip() == "False", completed.stderr

@@ -7,8 +7,6 @@ its tag early or pass itself off as an instruction.
 
 from __future__ import annotations
 
-import html
-
 QUESTION_TAG = "question"
 GROUND_TRUTH_TAG = "ground_truth"
 RAG_ANSWER_TAG = "rag_answer"
@@ -74,7 +72,8 @@ table.
 
 def _escape(text: str) -> str:
     """Escape &, < and > (quotes are harmless between tags and stay readable)."""
-    return html.escape(text, quote=False)
+    # What html.escape(text, quote=False) does, without its call: three texts per question.
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def build_user_message(question: str, ground_truth: str, rag_answer: str) -> str:

@@ -26,7 +26,6 @@ from rag_evaluator.families.base import (
     TaskRun,
 )
 from rag_evaluator.families.jury.results import Juror, JuryResult, juror_column
-from rag_evaluator.families.jury.tally import JuryTally
 from rag_evaluator.families.result_json import family_result_from_json, family_result_to_json
 from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
 from rag_evaluator.llm.requests import CallOutcome
@@ -161,6 +160,9 @@ class JuryFamily(JudgedFamily[JuryResult]):
         return cells
 
     def tally(self) -> SummaryTally[JuryResult]:
+        # Imported here: the tally brings numpy, which a run without a jury never needs.
+        from rag_evaluator.families.jury.tally import JuryTally
+
         return JuryTally(self.inner, tuple(juror.label for juror in self.jurors))
 
     def to_json(self, result: JuryResult) -> dict[str, Any]:

@@ -14,8 +14,6 @@ from collections.abc import Callable, Container, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import numpy as np
-
 from rag_evaluator.families.base import JudgedFamily, QuestionRecord
 
 ReadRecord = Callable[[bytes], QuestionRecord]
@@ -81,6 +79,10 @@ class StoredRecords(Mapping[int, QuestionRecord]):
                 ones_scored[1] += 1
 
     def _merge(self) -> None:
+        # Imported here, not at the top: a fresh run merges nothing before its first call,
+        # and numpy's import is a tenth of a second of the start.
+        import numpy as np
+
         count = len(self._recent)
         numbers = np.concatenate(
             [

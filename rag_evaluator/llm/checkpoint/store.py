@@ -30,7 +30,6 @@ receives it.
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import os
@@ -46,6 +45,7 @@ from typing import Any, BinaryIO
 from platformdirs import user_state_dir
 
 from rag_evaluator.atomic import write_bytes_atomic
+from rag_evaluator.collector import building_long_lived
 from rag_evaluator.errors import CheckpointError
 from rag_evaluator.families.base import FamilyResult, JudgedFamily, QuestionRecord
 from rag_evaluator.families.grading.factual_accuracy import RENAMED_FAMILIES
@@ -544,9 +544,7 @@ def _read_checkpoint(path: Path, handle: BinaryIO, families: Families) -> Loaded
     unparsed: tuple[int, int, Exception] | None = None
     # Reading a million lines builds millions of objects and none is garbage: the cyclic
     # collector would only slow the load down.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with building_long_lived():
         for index, raw_line in enumerate(handle, start=2):
             if unparsed is not None:
                 where = f"line {unparsed[0]} is not a checkpoint record"
@@ -559,9 +557,6 @@ def _read_checkpoint(path: Path, handle: BinaryIO, families: Families) -> Loaded
                 unparsed = (index, offset, exc)
             offset += len(raw_line)
             raw_line_end = raw_line[-1:]
-    finally:
-        if collecting:
-            gc.enable()
     valid_length = offset
     missing_newline = unparsed is None and bool(raw_line_end) and raw_line_end != b"\n"
     if unparsed is not None:
