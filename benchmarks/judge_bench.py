@@ -68,6 +68,10 @@ from timing import (  # noqa: E402
     user_environment,
 )
 
+# The first-call clock: asked to arm, then armed (the calls recorded before forgotten).
+_ARM = -1.0
+_ARMED = -2.0
+
 
 def _serve(
     ready: multiprocessing.Queue,  # type: ignore[type-arg]
@@ -81,9 +85,14 @@ def _serve(
         cleared = time.monotonic()
         while True:
             server.response_delay_seconds = latency.value
-            # Armed (-1): note when the first Messages call of the next run arrives, to within
-            # the 2 ms this loop sleeps.
-            if first_call.value < 0 and server.requests:
+            # Asked to arm (-1): forget the calls recorded so far (a stopped run's last calls
+            # may arrive after it), then armed (-2): note when the first Messages call of the
+            # next run arrives, to within the 2 ms this loop sleeps.
+            if first_call.value == _ARM:
+                with server._lock:
+                    server.requests.clear()
+                first_call.value = _ARMED
+            elif first_call.value == _ARMED and server.requests:
                 first_call.value = time.time()
             if time.monotonic() - cleared > 0.2:
                 # Keep the recorded requests from growing without bound in long runs.
@@ -115,8 +124,12 @@ class FakeApi:
 
     def arm_first_call(self) -> None:
         """Note the time of the next Messages call (read it with ``first_call_time``)."""
-        self.first_call.value = -1.0
-        time.sleep(0.06)  # the server's loop notices within 0.05 s
+        self.first_call.value = _ARM
+        deadline = time.monotonic() + 10
+        while self.first_call.value == _ARM:  # the server's loop notices within 0.05 s
+            if time.monotonic() > deadline:
+                raise RuntimeError("the fake API did not arm its first-call clock")
+            time.sleep(0.005)
 
     def first_call_time(self) -> float | None:
         """``time.time()`` of the first Messages call since ``arm_first_call``, if any."""
