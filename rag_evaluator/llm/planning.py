@@ -130,16 +130,19 @@ class FamilyCacheKeys:
     """``family_cache_key`` for one run's families and model, question after question.
 
     What does not change between questions (the family's identity holds its prompt's digest
-    and its JSON schema) is serialised once: each key then serialises only the question's
-    inputs. The text hashed is the one ``cache_key`` builds (its keys sorted: family,
-    identity, inputs, model, version), so the keys are the same.
+    and its JSON schema) is serialised and hashed once: each key then serialises and hashes
+    only the question's inputs, from a copy of the hash of what comes before them. The text
+    hashed is the one ``cache_key`` builds (its keys sorted: family, identity, inputs, model,
+    version), so the keys are the same.
     """
 
     def __init__(self, families: Sequence[JudgedFamily[Any]], model_key: str) -> None:
         self._parts = {
             family.name: (
-                f'{{"family":{canonical_json(family.name)},'
-                f'"identity":{canonical_json(family.identity())},"inputs":',
+                hashlib.sha256(
+                    f'{{"family":{canonical_json(family.name)},'
+                    f'"identity":{canonical_json(family.identity())},"inputs":'.encode("utf-8")
+                ),
                 f',"model":{canonical_json(model_key)},"version":{canonical_json(family.version)}}}',
             )
             for family in families
@@ -147,8 +150,9 @@ class FamilyCacheKeys:
 
     def key(self, family: JudgedFamily[Any], item: EvaluationItem) -> str:
         before, after = self._parts[family.name]
-        text = before + canonical_json(family.cache_inputs(item)) + after
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        digest = before.copy()
+        digest.update((canonical_json(family.cache_inputs(item)) + after).encode("utf-8"))
+        return digest.hexdigest()
 
 
 def cached_family_result(
