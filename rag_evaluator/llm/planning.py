@@ -141,7 +141,7 @@ class FamilyCacheKeys:
             family.name: (
                 hashlib.sha256(
                     f'{{"family":{canonical_json(family.name)},'
-                    f'"identity":{canonical_json(family.identity())},"inputs":'.encode("utf-8")
+                    f'"identity":{canonical_json(family.identity())},"inputs":'.encode()
                 ),
                 f',"model":{canonical_json(model_key)},"version":{canonical_json(family.version)}}}',
             )
