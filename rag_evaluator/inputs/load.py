@@ -147,35 +147,35 @@ class FirstRows(Generic[RowT]):
 
     def rows(self, records: Iterable[CsvRecord]) -> Iterator[tuple[int, RowT]]:
         """Each first row of a question number, built, in the order read."""
+        # Once per row of every file: the attributes are looked up once, not per row.
+        numbers, repeated, build = self.numbers, self._repeated, self.build
         for record in records:
-            number = self._number(record)
-            if number in self.numbers:
-                self._repeated.append(number)
+            try:
+                number = parse_question_label(record.values[QUESTION_NUMBER])
+            except QuestionNumberError as exc:
+                raise self._number_error(record, exc) from exc
+            if number in numbers:
+                repeated.append(number)
                 continue
-            self.numbers.add(number)
-            yield number, self._built(number, record)
+            numbers.add(number)
+            try:
+                row = build(number, record)
+            except _CellError as exc:
+                raise InputError(
+                    f"{self.source_name} {self.where(record)}: "
+                    f"'{self.column_names.get(exc.column, exc.column)}' {exc.message}",
+                    self.path,
+                ) from exc
+            yield number, row
 
-    def _number(self, record: CsvRecord) -> int:
-        try:
-            return parse_question_label(record.values[QUESTION_NUMBER])
-        except QuestionNumberError as exc:
-            raise InputError(
-                f"{self.source_name} {self.where(record)}: "
-                f"'{self.column_names.get(QUESTION_NUMBER, QUESTION_NUMBER)}' {exc}. "
-                "Give every row a whole question number such as 1, 2, 3 (or Q1, Q2, Q3); "
-                "ids of other forms (hashes, names) are kept by a --dataset file",
-                self.path,
-            ) from exc
-
-    def _built(self, number: int, record: CsvRecord) -> RowT:
-        try:
-            return self.build(number, record)
-        except _CellError as exc:
-            raise InputError(
-                f"{self.source_name} {self.where(record)}: "
-                f"'{self.column_names.get(exc.column, exc.column)}' {exc.message}",
-                self.path,
-            ) from exc
+    def _number_error(self, record: CsvRecord, exc: QuestionNumberError) -> InputError:
+        return InputError(
+            f"{self.source_name} {self.where(record)}: "
+            f"'{self.column_names.get(QUESTION_NUMBER, QUESTION_NUMBER)}' {exc}. "
+            "Give every row a whole question number such as 1, 2, 3 (or Q1, Q2, Q3); "
+            "ids of other forms (hashes, names) are kept by a --dataset file",
+            self.path,
+        )
 
     def warn_duplicates(self) -> None:
         repeated = self.duplicates
@@ -237,22 +237,34 @@ QUESTIONS_SPEC: InputSpec[QuestionRow] = InputSpec(
     ),
     metadata=True,
 )
-GROUND_TRUTH_SPEC: InputSpec[GroundTruthRow] = InputSpec(
-    (QUESTION_NUMBER, GROUND_TRUTH),
-    (RELEVANT_CONTEXTS, REQUIRED_FACTS),
-    lambda number, record: GroundTruthRow(
+
+
+def _ground_truth_row(number: int, record: CsvRecord) -> GroundTruthRow:
+    values = record.values
+    # A blank cell (or no such column) is no list: not parsed.
+    contexts = values.get(RELEVANT_CONTEXTS)
+    facts = values.get(REQUIRED_FACTS)
+    return GroundTruthRow(
         number,
-        record.values[GROUND_TRUTH],
-        parse_text_list(record.values.get(RELEVANT_CONTEXTS, "")),
-        parse_text_list(record.values.get(REQUIRED_FACTS, ""), allow_semicolons=True),
-    ),
+        values[GROUND_TRUTH],
+        parse_text_list(contexts) if contexts else None,
+        parse_text_list(facts, allow_semicolons=True) if facts else None,
+    )
+
+
+GROUND_TRUTH_SPEC: InputSpec[GroundTruthRow] = InputSpec(
+    (QUESTION_NUMBER, GROUND_TRUTH), (RELEVANT_CONTEXTS, REQUIRED_FACTS), _ground_truth_row
 )
 
 
 def _answer_row(number: int, record: CsvRecord) -> AnswerRow:
-    contexts = parse_text_list(record.values.get(CONTEXTS, ""))
+    values = record.values
+    # A blank cell (or no such column) is no list: not parsed.
+    contexts_cell = values.get(CONTEXTS)
+    contexts = parse_text_list(contexts_cell) if contexts_cell else None
+    scores_cell = values.get(RETRIEVAL_SCORES)
     try:
-        scores = parse_score_list(record.values.get(RETRIEVAL_SCORES, ""))
+        scores = parse_score_list(scores_cell) if scores_cell else None
     except ScoreListError as exc:
         raise _CellError(
             RETRIEVAL_SCORES,
@@ -266,7 +278,7 @@ def _answer_row(number: int, record: CsvRecord) -> AnswerRow:
             f"has {len(scores)} score(s) for {len(contexts)} context(s). Give one score per "
             "context, in the order of Contexts, or leave the cell blank",
         )
-    return AnswerRow(number, record.values[RAG_ANSWER], contexts, scores)
+    return AnswerRow(number, values[RAG_ANSWER], contexts, scores)
 
 
 ANSWERS_SPEC: InputSpec[AnswerRow] = InputSpec(

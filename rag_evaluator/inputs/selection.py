@@ -156,17 +156,32 @@ def join_rows(
     question: QuestionRow, truth: GroundTruthRow, answer: AnswerRow | None
 ) -> EvaluationItem:
     """One question's item; without an answer row (``--score-missing``) the answer is empty."""
+    # Positional, in the order of EvaluationItem's fields: built once per question of a run,
+    # keyword arguments were a third of the time this takes.
+    if answer is None:
+        return EvaluationItem(
+            question.question_number,
+            question.question,
+            truth.ground_truth,
+            "",
+            None,
+            truth.relevant_contexts,
+            truth.required_facts,
+            True,
+            None,
+            question.metadata,
+        )
     return EvaluationItem(
-        question_number=question.question_number,
-        question=question.question,
-        ground_truth=truth.ground_truth,
-        rag_answer=answer.rag_answer if answer is not None else "",
-        contexts=answer.contexts if answer is not None else None,
-        relevant_contexts=truth.relevant_contexts,
-        required_facts=truth.required_facts,
-        answer_missing=answer is None,
-        retrieval_scores=answer.retrieval_scores if answer is not None else None,
-        metadata=question.metadata,
+        question.question_number,
+        question.question,
+        truth.ground_truth,
+        answer.rag_answer,
+        answer.contexts,
+        truth.relevant_contexts,
+        truth.required_facts,
+        False,
+        answer.retrieval_scores,
+        question.metadata,
     )
 
 

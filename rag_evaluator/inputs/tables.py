@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import logging
 import re
@@ -30,6 +31,11 @@ _EXCEL_SEPARATOR_LINE = re.compile(r"sep=([,;\t|])", re.IGNORECASE)
 # picked by mistake, they would otherwise read as latin-1 garbage with no such column.
 SPREADSHEET_SIGNATURES = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
 JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+# Where str.splitlines ends a line and the csv module does not (each looked for on its own:
+# a search for one character is several times faster than a search for a class of them).
+_OTHER_LINE_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+# How much of a text physical_lines splits at once (a copy of it is held meanwhile).
+_PIECE_CHARACTERS = 1 << 20
 
 
 # Read-only by convention, not frozen: one per row of every file read (see inputs/records).
@@ -108,6 +114,27 @@ def physical_lines(text: str) -> Iterator[str]:
     lines to end (``str.splitlines`` also splits at form feeds, U+2028 and others), but
     without StringIO's copy of the whole text at four bytes per character.
     """
+    return itertools.chain.from_iterable(_pieces_lines(text))
+
+
+def _pieces_lines(text: str) -> Iterator[Iterable[str]]:
+    """The lines of ``text`` a piece at a time, each piece ending just after a "\n" (always
+    a line end, never the middle of a "\r\n"): a piece without the other breaks is split by
+    ``str.splitlines``, in C."""
+    length = len(text)
+    start = 0
+    while start < length:
+        end = text.find("\n", start + _PIECE_CHARACTERS) + 1 or length
+        piece = text[start:end] if start or end < length else text
+        if any(character in piece for character in _OTHER_LINE_BREAKS):
+            yield _scanned_lines(piece)
+        else:
+            yield piece.splitlines(keepends=True)
+        start = end
+
+
+def _scanned_lines(text: str) -> Iterator[str]:
+    """``physical_lines`` of a text holding breaks other than "\r" and "\n"."""
     length = len(text)
     start = 0
     # Where the next "\n" / "\r" at or after start is; -1 once there is none left. A
@@ -247,7 +274,7 @@ def iter_records(
     for line, row in rows:
         if len(row) > widest:  # every cell there: no length check per cell
             values = {name: row[index] for name, index in canonical}
-            metadata = {name: row[index] for index, name in extra}
+            metadata = {name: row[index] for index, name in extra} if extra else {}
         else:
             values = {name: (row[index] if index < len(row) else "") for name, index in canonical}
             metadata = {name: (row[index] if index < len(row) else "") for index, name in extra}

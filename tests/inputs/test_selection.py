@@ -7,10 +7,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rag_evaluator.errors import InputError
-from rag_evaluator.inputs.records import AnswerRow, GroundTruthRow, KeyedRows, QuestionRow
+from rag_evaluator.inputs.records import (
+    AnswerRow,
+    EvaluationItem,
+    GroundTruthRow,
+    KeyedRows,
+    QuestionRow,
+)
 from rag_evaluator.inputs.selection import (
     exclusion_warnings,
     format_numbers,
+    join_rows,
     select_items,
     shuffled_order,
 )
@@ -29,6 +36,34 @@ def _files(
         KeyedRows(
             "rag_answers.csv", {n: AnswerRow(n, f"a{n}", contexts=["c"]) for n in answer_numbers}
         ),
+    )
+
+
+def test_each_field_of_an_item_comes_from_its_row() -> None:
+    question = QuestionRow(4, "q4", {"Category": "pay"})
+    truth = GroundTruthRow(4, "gt4", relevant_contexts=["golden"], required_facts=["fact"])
+    answer = AnswerRow(4, "a4", contexts=["c1", "c2"], retrieval_scores=(0.9, 0.4))
+    assert join_rows(question, truth, answer) == EvaluationItem(
+        question_number=4,
+        question="q4",
+        ground_truth="gt4",
+        rag_answer="a4",
+        contexts=["c1", "c2"],
+        relevant_contexts=["golden"],
+        required_facts=["fact"],
+        answer_missing=False,
+        retrieval_scores=(0.9, 0.4),
+        metadata={"Category": "pay"},
+    )
+    assert join_rows(question, truth, None) == EvaluationItem(
+        question_number=4,
+        question="q4",
+        ground_truth="gt4",
+        rag_answer="",
+        relevant_contexts=["golden"],
+        required_facts=["fact"],
+        answer_missing=True,
+        metadata={"Category": "pay"},
     )
 
 

@@ -24,7 +24,12 @@ from rag_evaluator.inputs.fields import (
 )
 from rag_evaluator.inputs.files import decode_text
 from rag_evaluator.inputs.load import load_answers, load_ground_truth, load_questions
-from rag_evaluator.inputs.tables import physical_lines, read_csv, write_csv_atomic
+from rag_evaluator.inputs.tables import (
+    _PIECE_CHARACTERS,
+    physical_lines,
+    read_csv,
+    write_csv_atomic,
+)
 
 
 class _Records(logging.Handler):
@@ -603,6 +608,25 @@ line_text = st.text(
 @given(line_text)
 def test_physical_lines_split_where_the_csv_module_expects(text: str) -> None:
     # Universal newlines with newline="" is what csv.reader is documented to be given.
+    assert list(physical_lines(text)) == list(io.StringIO(text, newline=""))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-6, 3), line_text.filter(bool)), min_size=1, max_size=3))
+def test_physical_lines_are_the_same_across_the_pieces_of_a_large_text(
+    breaks: list[tuple[int, str]],
+) -> None:
+    # Each bit of line text sits where a piece of the text ends (a piece is cut after the
+    # first "\n" past its length), so "\r\n" pairs, lone "\r", form feeds and U+2028 fall
+    # on both sides of a cut.
+    parts, length = [], 0
+    for offset, bit in breaks:
+        filler = max(
+            0, length // _PIECE_CHARACTERS * _PIECE_CHARACTERS + _PIECE_CHARACTERS + offset - length
+        )
+        parts += ["x" * filler, bit]
+        length += filler + len(bit)
+    text = "".join(parts)
     assert list(physical_lines(text)) == list(io.StringIO(text, newline=""))
 
 
