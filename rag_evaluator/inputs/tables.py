@@ -118,9 +118,9 @@ def physical_lines(text: str) -> Iterator[str]:
 
 
 def _pieces_lines(text: str) -> Iterator[Iterable[str]]:
-    """The lines of ``text`` a piece at a time, each piece ending just after a "\n" (always
-    a line end, never the middle of a "\r\n"): a piece without the other breaks is split by
-    ``str.splitlines``, in C."""
+    """The lines of ``text`` a piece at a time, each piece ending just after a ``\\n``
+    (always a line end, never the middle of a ``\\r\\n``): a piece without the other breaks
+    is split by ``str.splitlines``, in C."""
     length = len(text)
     start = 0
     while start < length:
@@ -134,7 +134,7 @@ def _pieces_lines(text: str) -> Iterator[Iterable[str]]:
 
 
 def _scanned_lines(text: str) -> Iterator[str]:
-    """``physical_lines`` of a text holding breaks other than "\r" and "\n"."""
+    """``physical_lines`` of a text holding breaks other than ``\\r`` and ``\\n``."""
     length = len(text)
     start = 0
     # Where the next "\n" / "\r" at or after start is; -1 once there is none left. A
