@@ -17,6 +17,7 @@ CACHE_DIR_VARIABLE = "RAG_EVAL_CACHE_DIR"
 # Input files larger than this in all (megabytes) are read into an on-disk spool, not held.
 SPOOL_VARIABLE = "RAG_EVAL_SPOOL_MB"
 DEFAULT_SPOOL_MEGABYTES = 64.0
+DEFAULT_SPOOL_BYTES = int(DEFAULT_SPOOL_MEGABYTES * 1024 * 1024)
 # The first requests' text (megabytes) a --batch run sends and finishes a window at a time.
 BATCH_WINDOW_VARIABLE = "RAG_EVAL_BATCH_WINDOW_MB"
 DEFAULT_BATCH_WINDOW_MEGABYTES = 128.0
@@ -53,7 +54,7 @@ class Settings:
     checkpoint_dir: Path | None
     cache_dir: Path | None = None
     # Three input CSVs larger than this together are spooled to disk as they are read.
-    spool_above_bytes: int = int(DEFAULT_SPOOL_MEGABYTES * 1024 * 1024)
+    spool_above_bytes: int = DEFAULT_SPOOL_BYTES
     # Questions a run of offline families only scores and writes at a time.
     offline_chunk_rows: int = DEFAULT_OFFLINE_CHUNK_ROWS
     # A --batch run's questions go a window of this much first-request text at a time.
@@ -119,7 +120,7 @@ def _megabytes(value: str) -> float | None:
 def _spool_above_bytes(value: str) -> int:
     """``RAG_EVAL_SPOOL_MB`` in bytes: a number of megabytes, 0 to spool every run."""
     if not value:
-        return int(DEFAULT_SPOOL_MEGABYTES * 1024 * 1024)
+        return DEFAULT_SPOOL_BYTES
     megabytes = _megabytes(value)
     if megabytes is None:
         raise ConfigError(

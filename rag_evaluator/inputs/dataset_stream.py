@@ -42,6 +42,7 @@ from rag_evaluator.inputs.streamed_csv import (
     file_facts,
     stream_csv_rows,
 )
+from rag_evaluator.settings import SPOOL_VARIABLE
 
 logger = logging.getLogger(__name__)
 
@@ -198,9 +199,10 @@ def _document_dataset(facts: FileFacts) -> StreamedDataset | None:
 
 def _read_whole(name: str, reason: str) -> None:
     logger.warning(
-        "%s is read whole, not streamed (it exceeds RAG_EVAL_SPOOL_MB): %s. Save its records "
-        "as JSON Lines, one per line, to stream them",
+        "%s is read whole, not streamed (it exceeds %s): %s. Save its records as JSON Lines, "
+        "one per line, to stream them",
         name,
+        SPOOL_VARIABLE,
         reason,
     )
 

@@ -184,9 +184,6 @@ def parse_question_label(raw: str) -> int:
     """A question number cell of a file the user wrote: a whole number
     (``parse_question_number``), or ID-like text (``Q7``, ``q_007``, ``Question 7``) naming
     one as a dataset's id does; a sign is no ID prefix (``-3`` is not question 3)."""
-    # The common cell first (read once per row of each file): plain ASCII digits.
-    if raw.isdigit() and raw.isascii() and len(raw) <= _MAX_QUESTION_NUMBER_DIGITS:
-        return int(raw)
     try:
         return parse_question_number(raw)
     except QuestionNumberError:

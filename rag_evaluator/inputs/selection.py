@@ -158,29 +158,17 @@ def join_rows(
     """One question's item; without an answer row (``--score-missing``) the answer is empty."""
     # Positional, in the order of EvaluationItem's fields: built once per question of a run,
     # keyword arguments were a third of the time this takes.
-    if answer is None:
-        return EvaluationItem(
-            question.question_number,
-            question.question,
-            truth.ground_truth,
-            "",
-            None,
-            truth.relevant_contexts,
-            truth.required_facts,
-            True,
-            None,
-            question.metadata,
-        )
+    answered = answer is not None
     return EvaluationItem(
         question.question_number,
         question.question,
         truth.ground_truth,
-        answer.rag_answer,
-        answer.contexts,
+        answer.rag_answer if answered else "",
+        answer.contexts if answered else None,
         truth.relevant_contexts,
         truth.required_facts,
-        False,
-        answer.retrieval_scores,
+        not answered,
+        answer.retrieval_scores if answered else None,
         question.metadata,
     )
 

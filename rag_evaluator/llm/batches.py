@@ -1,6 +1,6 @@
 """``--batch``: the run's calls as Message Batches, at half price, stage by stage.
 
-The questions go a window at a time (as many as hold ``DEFAULT_WINDOW_BYTES`` of texts and
+The questions go a window at a time (as many as hold ``DEFAULT_BATCH_WINDOW_BYTES`` of texts and
 requests, so that a run never holds every question's texts): every first-stage call of the
 window goes out as batches (split past the API's limits: 100,000 requests or 256 MB per batch), all
 created first and then polled together; then the next stage of the questions that need one
@@ -55,9 +55,6 @@ logger = logging.getLogger(__name__)
 MAX_REQUESTS_PER_BATCH = 100_000
 # The API takes up to 256 MB per batch; stay well under it (JSON framing, headers).
 MAX_BYTES_PER_BATCH = 200 * 1024 * 1024
-# The texts and first requests a window of questions holds before its batches go out and
-# are run to their end ($RAG_EVAL_BATCH_WINDOW_MB): what a batch run holds of its questions.
-DEFAULT_WINDOW_BYTES = DEFAULT_BATCH_WINDOW_BYTES
 # How far this machine's clock may be ahead of the API's when matching a batch to its intent.
 CLOCK_SKEW = timedelta(minutes=10)
 
@@ -112,7 +109,7 @@ class BatchRunner:
         *,
         poll_seconds: float = 30.0,
         interaction: Any = None,
-        window_bytes: int = DEFAULT_WINDOW_BYTES,
+        window_bytes: int = DEFAULT_BATCH_WINDOW_BYTES,
     ) -> None:
         self.client = client
         self.stop = stop

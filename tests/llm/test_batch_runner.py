@@ -43,6 +43,7 @@ from rag_evaluator.llm.judging import JudgedRecords, judge_pending
 from rag_evaluator.llm.limits import SpendingCap
 from rag_evaluator.llm.planning import JudgingOptions, PreparedCheckpoint, plan_judging
 from rag_evaluator.llm.response_cache import ResponseCache
+from rag_evaluator.settings import DEFAULT_BATCH_WINDOW_BYTES
 
 JUDGE = JudgeFamily(DEFAULT_SYSTEM_PROMPT, DEFAULT_HEDGE_PHRASES)
 HEDGED = "Recall is a close call here."
@@ -133,7 +134,7 @@ class Workspace:
         *,
         budget: float | None = None,
         stop: threading.Event | None = None,
-        window_bytes: int = batches.DEFAULT_WINDOW_BYTES,
+        window_bytes: int = DEFAULT_BATCH_WINDOW_BYTES,
     ) -> JudgedRecords:
         """One evaluate ``--batch`` run: resumes the checkpoint when there is one."""
         options = JudgingOptions(model=HAIKU, families=(JUDGE,), batch=True, use_cache=False)
@@ -601,7 +602,7 @@ def expected_outcome(script: list[Any]) -> tuple[str | None, int]:
 @settings(max_examples=40, deadline=None)
 @given(
     scripts=st.lists(st.lists(ENTRY_RESULTS, max_size=5), min_size=3, max_size=3),
-    window_bytes=st.sampled_from([1, batches.DEFAULT_WINDOW_BYTES]),
+    window_bytes=st.sampled_from([1, DEFAULT_BATCH_WINDOW_BYTES]),
 )
 def test_any_mix_of_entry_results_ends_each_request_once_with_every_dollar_kept(
     scripts: list[list[Any]], window_bytes: int
