@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rag_evaluator.offline.lexical import list_items
 from rag_evaluator.offline.options import DEFAULT_FALLBACK_PHRASES, DEFAULT_MIN_RETRIEVAL_SCORE
@@ -176,11 +176,46 @@ def list_format(question: str, answer: str) -> bool | None:
 class QualityAssessment:
     """Every check of one answer by column name (``True``, ``False`` or ``None``: does not
     apply), ``passed`` (every applicable check passes) and the checks that failed, in column
-    order. The run writes the checks as 1 / 0 columns."""
+    order; ``not_applicable`` says why each ``None`` check does not apply. The run writes the
+    checks as 1 / 0 columns."""
 
     checks: dict[str, bool | None]
     passed: bool
     failures: tuple[str, ...]
+    not_applicable: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _CheckedAnswer:
+    """What decides whether a check applies to one answer."""
+
+    question: str
+    answer: str
+    contexts: Sequence[str] | None
+    retrieval_scores: Sequence[float] | None
+    phrases: FallbackPhrases
+    require_citations: bool
+
+
+def _why_not_applicable(check: str, checked: _CheckedAnswer) -> str:
+    """Why ``check`` gave no value for this answer (it returned ``None``)."""
+    if check in (HAS_CONTEXTS, CITATIONS) and checked.contexts is None:
+        return "no contexts are reported"
+    if check == RETRIEVAL_SCORE:
+        return (
+            "no retrieval scores are reported"
+            if checked.retrieval_scores is None
+            else "the retrieval scores are empty"
+        )
+    if not checked.answer.strip():
+        return "the answer is empty (quality_not_empty fails)"
+    if check == CITATIONS:
+        if not checked.require_citations:
+            return "the answer cites nothing and citations are not required"
+        return "nothing was retrieved and the answer cites nothing"
+    if check == NO_FALLBACK:
+        return "the fallback phrase list is empty"
+    return "the question does not ask for a list"
 
 
 def assess_answer(
@@ -215,4 +250,10 @@ def assess_answer(
         LIST_FORMAT: list_format(question, answer),
     }
     failed = tuple(name for name, value in checks.items() if value is False)
-    return QualityAssessment(checks, not failed, failed)
+    checked = _CheckedAnswer(
+        question, answer, contexts, retrieval_scores, phrases, require_citations
+    )
+    why = {
+        name: _why_not_applicable(name, checked) for name, value in checks.items() if value is None
+    }
+    return QualityAssessment(checks, not failed, failed, why)

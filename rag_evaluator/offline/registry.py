@@ -67,9 +67,6 @@ class MetricDefinition(Generic[InputT]):
     needs: tuple[str, ...] = ()
     # Why ``compute`` gave ``None``: fixed, or read from the row when there are several causes.
     undefined_reason: str | Callable[[InputT], str] = ""
-    # ``None`` means "does not apply to this answer", which is normal: no warning for it
-    # (a missing input column is still warned about).
-    quiet_when_undefined: bool = False
     # The metric's kind and range: how it is summarised, compared and calibrated.
     scale: MetricScale = SCORE
     # A lower value is the better one (hallucination, dont_know): the direction gates
@@ -291,7 +288,7 @@ def _check(name: str, needs: tuple[str, ...] = ()) -> MetricDefinition[quality.Q
         name,
         lambda row: _rate(row.checks[name]),
         needs=needs,
-        quiet_when_undefined=True,
+        undefined_reason=lambda row: row.not_applicable[name],
         scale=RATE,
     )
 

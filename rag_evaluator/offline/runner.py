@@ -259,7 +259,7 @@ def _score_family(
             family_input = build_input(item, run)
         value = definition.compute(family_input)
         row[name] = value
-        if value is None and not definition.quiet_when_undefined:
+        if value is None:
             empty.add(name, definition.reason_for(family_input), item.question_number)
 
 

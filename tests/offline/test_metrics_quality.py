@@ -180,6 +180,45 @@ def test_assess_answer_names_the_failed_checks_in_column_order() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("arguments", "options", "check", "why"),
+    [
+        (("Q?", "A.", None), {}, quality.HAS_CONTEXTS, "no contexts are reported"),
+        (("Q?", "A.", None), {}, quality.CITATIONS, "no contexts are reported"),
+        (("Q?", "A.", ["c"]), {}, quality.RETRIEVAL_SCORE, "no retrieval scores are reported"),
+        (("Q?", "A.", ["c"], []), {}, quality.RETRIEVAL_SCORE, "the retrieval scores are empty"),
+        (("List them.", " ", ["c"]), {}, quality.CITATIONS, "the answer is empty"),
+        (("List them.", " ", ["c"]), {}, quality.NO_FALLBACK, "the answer is empty"),
+        (("List them.", " ", ["c"]), {}, quality.LIST_FORMAT, "the answer is empty"),
+        (("Q?", "A.", []), {}, quality.CITATIONS, "nothing was retrieved"),
+        (
+            ("Q?", "A.", ["c"]),
+            {"require_citations": False},
+            quality.CITATIONS,
+            "citations are not required",
+        ),
+        (
+            ("Q?", "A.", ["c"]),
+            {"fallback_phrases": []},
+            quality.NO_FALLBACK,
+            "phrase list is empty",
+        ),
+        (("Q?", "A.", ["c"]), {}, quality.LIST_FORMAT, "does not ask for a list"),
+    ],
+)
+def test_a_check_that_does_not_apply_says_why(
+    arguments: tuple, options: dict, check: str, why: str
+) -> None:
+    assessment = assess_answer(*arguments, **options)
+
+    assert assessment.checks[check] is None
+    assert why in assessment.not_applicable[check]
+    # Exactly the checks without a value have a reason.
+    assert set(assessment.not_applicable) == {
+        name for name, value in assessment.checks.items() if value is None
+    }
+
+
 def test_quality_failures_is_never_a_metric_of_a_results_table() -> None:
     headers = ["Question Number", "quality_pass", quality.FAILURES]
     rows = [
@@ -326,15 +365,18 @@ def test_quality_family_without_a_key_or_a_call(workspace: Workspace) -> None:
     assert payload["summary"]["quality_pass"]["rate"] == pytest.approx(0.2)
     assert payload["rows"][0]["Quality Failures"] is None
     assert payload["rows"][1]["quality_citations"] == 0
-    # Not-applicable cells are normal: only the missing inputs are noted, in the table after
-    # the summary and in the log (issue 22: no longer a warning each).
+    # Not-applicable cells are normal, not warnings: each is noted with why, in the table
+    # after the summary and in the log.
     assert "quality_list_format" not in result.stderr
     assert "left empty" not in result.stderr
-    log = (Path.cwd() / "rag_eval.log").read_text(encoding="utf-8")
-    assert "quality_has_contexts: left empty for 1 of 5 question(s): no Contexts in " in (
-        " ".join(log.split())
-    )
-    assert "quality_list_format: left empty" not in log
+    table = " ".join(result.stdout[result.stdout.index("Not applicable") :].split())
+    assert "quality_list_format │ 2 of 5 │ the question does not ask for a list" in table
+    log = " ".join((Path.cwd() / "rag_eval.log").read_text(encoding="utf-8").split())
+    assert "quality_has_contexts: left empty for 1 of 5 question(s): no Contexts in " in log
+    assert (
+        "quality_list_format: left empty for 3 of 5 question(s): the question does not ask "
+        "for a list (question 1, 5); the answer is empty (quality_not_empty fails) (question 4)"
+    ) in log
 
 
 def test_without_a_retrieval_scores_column_the_check_is_empty(workspace: Workspace) -> None:
