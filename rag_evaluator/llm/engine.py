@@ -84,9 +84,45 @@ class EngineListener(Protocol):
 
 
 def stage_digest(stage: Stage) -> str:
-    """A fingerprint of a stage's requests, to replay its recorded outcomes only when equal."""
-    joined = ",".join(request.digest() for request in stage)
-    return hashlib.sha256(joined.encode("ascii")).hexdigest()[:16]
+    """The stage's requests as the journal names them: each request's digest, in order, so a
+    resume can replay a recorded outcome request by request."""
+    return ",".join(request.digest() for request in stage)
+
+
+def _whole_stage_digest(stage: Stage) -> str:
+    """The one fingerprint of a whole stage that checkpoints of earlier versions recorded."""
+    return hashlib.sha256(stage_digest(stage).encode("ascii")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class _SavedForStage:
+    """A recorded stage laid over the stage a resume is about to send."""
+
+    outcomes: list[RecordedOutcome | None]  # by the stage's requests; None: nothing recorded
+    # Recorded for requests no longer in the stage (a juror answered from the cache since):
+    # not replayed, but what they paid stays paid.
+    elsewhere: list[RecordedOutcome]
+
+
+def saved_for_stage(stage: Stage, saved: RecordedStage) -> _SavedForStage:
+    """Match ``saved``'s outcomes to ``stage``'s requests: the whole stage when it is the one
+    recorded, else request by request (the same request, the same digest)."""
+    same_length = len(saved.outcomes) == len(stage)
+    digests = stage_digest(stage)
+    if same_length and saved.digest in (digests, _whole_stage_digest(stage)):
+        return _SavedForStage(list(saved.outcomes), [])
+    recorded_requests = saved.digest.split(",")
+    if len(recorded_requests) != len(saved.outcomes):  # an earlier version's whole-stage digest
+        return _SavedForStage([None] * len(stage), [o for o in saved.outcomes if o is not None])
+    by_request: dict[str, list[RecordedOutcome]] = {}
+    for request_digest, outcome in zip(recorded_requests, saved.outcomes, strict=True):
+        if outcome is not None:
+            by_request.setdefault(request_digest, []).append(outcome)
+    matched = [
+        found.pop(0) if (found := by_request.get(request_digest)) else None
+        for request_digest in digests.split(",")
+    ]
+    return _SavedForStage(matched, [o for unmatched in by_request.values() for o in unmatched])
 
 
 def recorded(outcome: CallOutcome) -> RecordedOutcome:
@@ -198,10 +234,13 @@ class FamilyRun:
     def _replay(self, stage: Stage | None) -> Stage | None:
         """Fill ``stage`` and the stages after it from the journal; the first one to send."""
         while stage is not None:
-            saved = self._journal.get(self.key)
-            if saved is None or saved.digest != stage_digest(stage):
+            recorded_stage = self._journal.get(self.key)
+            if recorded_stage is None:
                 return stage
-            if len(saved.outcomes) != len(stage):
+            saved = saved_for_stage(stage, recorded_stage)
+            for outcome in saved.elsewhere:
+                self._count_spent(outcome)
+            if all(outcome is None for outcome in saved.outcomes):
                 return stage
             outcomes = [
                 None if outcome is None else replayed(request, outcome)
@@ -259,6 +298,12 @@ class FamilyRun:
         """End a request without an answer: what its attempts paid for, and why."""
         paid = self.carried.pop(index, None) or CallOutcome(None, None)
         self.deliver(index, replace(paid, value=None, payload=None, error=error, failure=kind))
+
+    def _count_spent(self, outcome: RecordedOutcome) -> None:
+        """What a recorded call no longer part of the task paid: spent all the same."""
+        self.usage = self.usage + outcome.usage
+        self.calls += outcome.calls
+        self.cost_usd += outcome.cost_usd
 
     def account(self, outcome: CallOutcome) -> None:
         self.usage = self.usage + outcome.usage

@@ -27,6 +27,11 @@ JURORS = ("haiku", "openai/llama3.1:8b", "openai/gpt-4.1-mini")
 RUN = ["evaluate", "--seed", "3", "--delay", "0", "--yes", "--jury", JURY, "--price", "0/0"]
 PORT_QUESTION = "Which port does the service listen on?"
 CAPITAL_QUESTION = "What is the capital of France?"
+FILES = (
+    ("questions", "questions.csv"),
+    ("ground-truth", "ground_truth.csv"),
+    ("answers", "rag_answers.csv"),
+)
 
 
 @pytest.fixture
@@ -332,3 +337,33 @@ def test_calibrate_reports_each_juror_beside_the_jury(
     assert set(rows) == {"jury", *JURORS}
     assert rows["jury"]["agreement"] == 1.0
     assert rows["haiku"]["agreement"] == 0.8
+
+
+def test_a_resumed_jury_question_keeps_what_its_jurors_answered_when_the_cache_fills_between(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer, fake_openai: FakeOpenAIServer
+) -> None:
+    # The budget stops the run inside a question: haiku answered it, the others did not.
+    priced = [*RUN[:-2], "--price", "1000/1000", "--concurrency", "1", "--metrics", "classify"]
+    stopped = run_cli([*priced, "--max-cost", "0.5"])
+    assert stopped.exit_code == 4, stopped.output
+    assert len(fake_anthropic.requests) == 1 and not fake_openai.requests, stopped.output
+    # Meanwhile a run of one juror's model alone, over a copy of the files (a checkpoint of
+    # its own), fills the shared cache with its answers.
+    copy = workspace.directory / "copy"
+    copy.mkdir()
+    for _, name in FILES:
+        (copy / name).write_bytes((workspace.directory / name).read_bytes())
+    paths = [f"--{kind}=copy/{name}" for kind, name in FILES]
+    alone = run_cli([*RUN[:-4], "--model", "openai/llama3.1:8b", "--metrics", "classify", *paths])
+    assert alone.exit_code == 0, alone.output
+    asked_alone = len(fake_openai.requests)
+    assert checkpoint_files(workspace.checkpoints)  # the stopped jury run's is still there
+
+    resumed = run_cli([*priced, "--max-cost", "100"], input_text="y\n")
+
+    assert resumed.exit_code == 0, resumed.output
+    assert "Resume previous run?" in resumed.stderr, resumed.output
+    # haiku's paid answer is replayed from the checkpoint, not bought again.
+    assert fake_anthropic.paid_twice() == []
+    assert len(fake_anthropic.requests) == 5
+    assert len(fake_openai.requests) == asked_alone + 5

@@ -10,6 +10,7 @@ turned into the journal a resumed run replays, exactly as the checkpoint keeps t
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import random
 import threading
 import time
@@ -36,10 +37,17 @@ from rag_evaluator.families.judge.prompts import DEFAULT_SYSTEM_PROMPT
 from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES
 from rag_evaluator.families.ragas.family import RagasFamily
 from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
-from rag_evaluator.llm.checkpoint.store import RecordedStage, StageKey
+from rag_evaluator.llm.checkpoint.store import RecordedOutcome, RecordedStage, StageKey
 from rag_evaluator.llm.client import ClientSettings, ModelClient
 from rag_evaluator.llm.cost import call_cost, reserved_call_usd
-from rag_evaluator.llm.engine import DirectEngine, FamilyRun, QuestionJob, recorded, stage_digest
+from rag_evaluator.llm.engine import (
+    DirectEngine,
+    FamilyRun,
+    QuestionJob,
+    recorded,
+    saved_for_stage,
+    stage_digest,
+)
 from rag_evaluator.llm.limits import CallLimiter, SpendingCap
 from rag_evaluator.llm.providers.anthropic import messages_body
 from rag_evaluator.llm.requests import CallOutcome, FailureKind, ModelRequest
@@ -793,3 +801,52 @@ def test_a_run_stopped_anywhere_then_resumed_keeps_every_answer_and_pays_each_on
     assert total_cost(listener, resumed) == pytest.approx(model.billed_usd + again.billed_usd)
     partial_calls = 1 if plan.kind == "budget" and model.asked(plan.question) >= plan.nth else 0
     assert total_calls(listener, resumed) == model.answers + again.answers + partial_calls
+
+
+def _request(model: str) -> ModelRequest:
+    return ModelRequest(
+        "system", f"user for {model}", {"type": "object"}, 100, "judge", model=model
+    )
+
+
+def _outcome(cost: float) -> RecordedOutcome:
+    return RecordedOutcome({"label": "CORRECT"}, None, None, CALL_USAGE, 1, cost)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    recorded_models=st.lists(st.sampled_from("abcde"), min_size=1, max_size=5, unique=True),
+    answered=st.lists(st.booleans(), min_size=5, max_size=5),
+    stage_models=st.lists(st.sampled_from("abcde"), min_size=1, max_size=5, unique=True),
+)
+def test_a_recorded_stage_is_replayed_request_by_request_and_nothing_paid_is_lost(
+    recorded_models: list[str], answered: list[bool], stage_models: list[str]
+) -> None:
+    # The stage recorded before a stop, and the stage a resume sends (a juror answered from
+    # the cache since is no longer in it; its order may differ).
+    recorded_stage = tuple(_request(model) for model in recorded_models)
+    outcomes = tuple(
+        _outcome(index + 1) if answered[index] else None for index in range(len(recorded_models))
+    )
+    stage = tuple(_request(model) for model in stage_models)
+
+    saved = saved_for_stage(stage, RecordedStage(stage_digest(recorded_stage), outcomes))
+
+    by_model = dict(zip(recorded_models, outcomes, strict=True))
+    assert saved.outcomes == [by_model.get(model) for model in stage_models]
+    # Every recorded outcome is replayed or counted as spent elsewhere, once.
+    kept = [outcome for outcome in saved.outcomes if outcome is not None] + saved.elsewhere
+    assert sorted(o.cost_usd for o in kept) == sorted(o.cost_usd for o in outcomes if o)
+
+
+def test_a_stage_recorded_with_a_whole_stage_digest_still_replays() -> None:
+    stage = (_request("a"), _request("b"))
+    legacy_digest = hashlib.sha256(stage_digest(stage).encode("ascii")).hexdigest()[:16]
+    outcomes = (_outcome(1), None)
+
+    saved = saved_for_stage(stage, RecordedStage(legacy_digest, outcomes))
+    assert saved.outcomes == list(outcomes) and saved.elsewhere == []
+
+    # The stage changed since: nothing is replayed, what was paid is still counted.
+    changed = saved_for_stage((_request("b"),), RecordedStage(legacy_digest, outcomes))
+    assert changed.outcomes == [None] and changed.elsewhere == [outcomes[0]]

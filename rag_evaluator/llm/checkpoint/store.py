@@ -11,7 +11,9 @@ shuffled order). Then, in the order things happen:
   first verdict before its consensus votes, claims before their verification, a family done
   while another family of the question is not, the answered calls of a stage cut short, with
   ``null`` for the calls still to answer), so that a stop in between never pays for those
-  calls again. The latest line of a stage wins. Not fsynced on its own: the next fsync (of
+  calls again. Its ``digest`` lists each request's digest, so a resume replays it request by
+  request (a whole-stage digest of earlier versions is still matched). The latest line of a
+  stage wins. Not fsynced on its own: the next fsync (of
   any line) makes it durable.
 - ``batch_intent``: the requests of a Message Batch about to be created (fsynced before the
   create request goes out), so a stop before its id is known can find the batch again.
