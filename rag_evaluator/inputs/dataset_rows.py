@@ -41,6 +41,7 @@ from rag_evaluator.inputs.fields import (
     RETRIEVAL_SCORES,
     bar_joined_warning,
     column_key,
+    joined_references_warning,
     looks_bar_joined,
     parse_list_literal,
     split_bar_joined,
@@ -68,6 +69,7 @@ from rag_evaluator.inputs.shapes import (
     golden_contexts_field,
     joined_texts,
     json_type,
+    listed_references,
     read_contexts,
     retrieval_scores_field,
     retrieved_contexts_field,
@@ -151,7 +153,11 @@ class _Reader:
     """Reads the fields of one record, raising an error that names the file and record."""
 
     def __init__(
-        self, source_name: str, record: DatasetRecord, bar_cells: dict[str, int] | None = None
+        self,
+        source_name: str,
+        record: DatasetRecord,
+        bar_cells: dict[str, int] | None = None,
+        joined_references: dict[str, int] | None = None,
     ) -> None:
         self.source_name = source_name
         self.record = record
@@ -159,6 +165,8 @@ class _Reader:
         self.bar_joined_lists = record.from_csv and uses_deepeval_names(record.fields)
         # Elsewhere such cells are one text each, counted by field for one warning.
         self.bar_cells = bar_cells if bar_cells is not None else {}
+        # Reference fields listing several answers (joined), counted by field for one warning.
+        self.joined_references = joined_references if joined_references is not None else {}
 
     def error(self, message: str) -> InputError:
         return _record_error(self.source_name, self.record.location, message)
@@ -177,6 +185,8 @@ class _Reader:
             # ragas writes some references as a list of strings, MTRAG its answers and
             # references as [{"text": ...}].
             text = joined_texts(value)
+            if what == "reference" and listed_references(value) > 1:
+                self.joined_references[name] = self.joined_references.get(name, 0) + 1
         elif isinstance(value, dict):
             _, inner = find_field(value, [column_key(n) for n in (*CONTEXT_TEXT_FIELDS, what)])
             if isinstance(inner, str):
@@ -499,10 +509,11 @@ class CanonicalRows:
         self.has_references = False
         self._skipped_metadata: dict[str, None] = {}
         self._bar_cells: dict[str, int] = {}
+        self._joined_references: dict[str, int] = {}
 
     def row(self, index: int, record: DatasetRecord) -> CanonicalRow:
         """The canonical row of the ``index``-th record (0-based, in file order)."""
-        reader = _Reader(self.source_name, record, self._bar_cells)
+        reader = _Reader(self.source_name, record, self._bar_cells, self._joined_references)
         cells, derived = _record_cells(reader, self.numbering.numbers[index])
         if self.numbering.key_column:
             derived = {self.numbering.key_column: self.numbering.keys[index], **derived}
@@ -527,8 +538,14 @@ class CanonicalRows:
 
     def warnings(self) -> list[str]:
         return [
-            bar_joined_warning(self.source_name, name, count)
-            for name, count in self._bar_cells.items()
+            *(
+                bar_joined_warning(self.source_name, name, count)
+                for name, count in self._bar_cells.items()
+            ),
+            *(
+                joined_references_warning(self.source_name, name, count)
+                for name, count in self._joined_references.items()
+            ),
         ]
 
 

@@ -281,6 +281,17 @@ def bar_joined_warning(source: str, column: str, rows: int) -> str:
     )
 
 
+def joined_references_warning(source: str, field: str, records: int) -> str:
+    """The warning for reference fields listing several answers, joined into one text."""
+    return (
+        f"{source}: the '{field}' field of {records} record{'' if records == 1 else 's'} "
+        "lists several reference answers, joined into one Ground Truth text (one per line). "
+        "exact_match, BLEU, ROUGE and the other reference-based offline metrics compare the "
+        "answer with that whole text, so an answer matching one of them scores lower (the "
+        "judge reads them all). For those metrics, give one reference per record"
+    )
+
+
 def parse_text_list(raw: str, *, allow_semicolons: bool = False) -> list[str] | None:
     """Parse a cell holding a list of strings: a JSON array or Python list
     (``parse_list_literal``), or ``a; b; c`` when allowed.

@@ -25,7 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_evaluator.errors import InputError
-from rag_evaluator.inputs.fields import column_key, parse_list_literal, parse_question_id
+from rag_evaluator.inputs.fields import (
+    column_key,
+    joined_references_warning,
+    parse_list_literal,
+    parse_question_id,
+)
 from rag_evaluator.text.snippets import quote_snippet
 
 # Field names are compared after column_key(): case, spaces, underscores and
@@ -283,9 +288,9 @@ def _answer_text(value: object) -> str | None:
     return None
 
 
-def joined_texts(items: Sequence[object]) -> str | None:
-    """The texts of a list joined by newlines: strings, and objects holding a text or
-    answer field (MTRAG's ``[{"text": ...}]``); ``None`` when an item holds neither."""
+def _list_texts(items: Sequence[object]) -> list[str] | None:
+    """The texts of a list: strings, and objects holding a text or answer field (MTRAG's
+    ``[{"text": ...}]``); ``None`` when an item holds neither."""
     parts: list[str] = []
     for part in items:
         if isinstance(part, dict):
@@ -293,7 +298,21 @@ def joined_texts(items: Sequence[object]) -> str | None:
         if not isinstance(part, str):
             return None
         parts.append(part)
-    return clean_text("\n".join(parts))
+    return parts
+
+
+def joined_texts(items: Sequence[object]) -> str | None:
+    """The texts of a list joined by newlines; ``None`` when an item holds no text."""
+    parts = _list_texts(items)
+    return None if parts is None else clean_text("\n".join(parts))
+
+
+def listed_references(value: object) -> int:
+    """How many reference answers a reference field lists: its non-blank texts when it is a
+    list (several are joined into one text), else 0."""
+    if not isinstance(value, list):
+        return 0
+    return sum(1 for part in _list_texts(value) or () if part.strip())
 
 
 @dataclass(frozen=True)
@@ -521,6 +540,8 @@ class CarriedFields:
     reference: str | None
     reference_contexts: list[str] | None
     problems: list[str]
+    # The reference field's name when it lists several reference answers (joined), else "".
+    joined_reference_field: str = ""
 
 
 def carried_fields(record: Mapping[str, object]) -> CarriedFields:
@@ -541,7 +562,8 @@ def carried_fields(record: Mapping[str, object]) -> CarriedFields:
         )
     _, golden_value = golden_contexts_field(record)
     golden, _ = _context_texts(golden_value)
-    return CarriedFields(contexts, reference, golden, problems)
+    joined = reference_name if reference and listed_references(reference_value) > 1 else ""
+    return CarriedFields(contexts, reference, golden, problems, joined)
 
 
 @dataclass
@@ -552,6 +574,7 @@ class _Collector:
     dropped_contexts: int = 0
     skipped_entries: int = 0
     first_skip_reason: str = ""
+    joined_references: dict[str, int] = field(default_factory=dict)  # records by field
 
     def problem(self, location: str, message: str) -> None:
         self.skipped_entries += 1
@@ -572,6 +595,8 @@ class _Collector:
             return
         carried = carried_fields(record or {})
         self.dropped_contexts += carried.contexts.dropped
+        if name := carried.joined_reference_field:
+            self.joined_references[name] = self.joined_references.get(name, 0) + 1
         for note in carried.problems:
             # The answer is still usable: only the carried field is left out.
             self.problems.append(f"{self.source_file} {location}: {note}")
@@ -671,6 +696,10 @@ class _Collector:
                 f"{'was' if self.dropped_contexts == 1 else 'were'} left out. Give each context "
                 f"object one of the fields {', '.join(CONTEXT_TEXT_FIELDS)}"
             )
+        problems += [
+            joined_references_warning(self.source_file, name, records)
+            for name, records in self.joined_references.items()
+        ]
         return ExtractedEntries(
             shape, self.entries, problems, self.skipped_entries, self.first_skip_reason
         )

@@ -680,3 +680,22 @@ def test_any_json_value_either_gives_entries_or_raises_the_tools_error(value: ob
                 isinstance(context, str) for context in found.contexts
             )
             assert (found.question is None) != (found.question_id is None)
+
+
+def test_references_listing_several_answers_are_joined_and_counted_once(tmp_path: Path) -> None:
+    value = [
+        {"question": "Capital?", "answer": "Paris", "reference": ["Paris", "Paris, France"]},
+        {"question": "Planet?", "answer": "Jupiter", "reference": ["Jupiter", " "]},
+        {"question": "Sea?", "answer": "Dead Sea", "reference": [{"text": "A"}, {"text": "B"}]},
+    ]
+    result = read_value(tmp_path, value)
+    assert [entry.reference for entry in result.entries] == [
+        "Paris\nParis, France",
+        "Jupiter\n ",
+        "A\nB",
+    ]
+    [problem] = result.problems
+    assert problem.startswith(
+        "run.json: the 'reference' field of 2 records lists several reference answers, joined "
+        "into one Ground Truth text (one per line). exact_match, BLEU, ROUGE"
+    )

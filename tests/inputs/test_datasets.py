@@ -272,7 +272,21 @@ def test_ragas_reference_given_as_a_list_of_strings_is_joined_by_lines(tmp_path:
         "fiqa.jsonl",
         json.dumps({"user_input": "Q?", "reference": ["First.", "Second."], "response": "A"}),
     )
-    assert load_dataset(path).ground_truth.rows[1].ground_truth == "First.\nSecond."
+    inputs = load_dataset(path)
+    assert inputs.ground_truth.rows[1].ground_truth == "First.\nSecond."
+    # The metrics comparing texts then see both: said once per field.
+    assert inputs.dataset is not None
+    [warning] = inputs.dataset.warnings
+    assert warning.startswith(
+        "fiqa.jsonl: the 'reference' field of 1 record lists several reference answers"
+    )
+
+
+def test_a_reference_list_of_one_answer_is_that_answer_without_a_warning(tmp_path: Path) -> None:
+    records = [{"user_input": "Q?", "reference": ["Only.", ""], "response": "A"}]
+    inputs = load_dataset(write(tmp_path, "d.json", json.dumps(records)))
+    assert inputs.ground_truth.rows[1].ground_truth == "Only.\n"
+    assert inputs.dataset is not None and inputs.dataset.warnings == []
 
 
 def test_a_csv_list_cell_written_by_pandas_as_a_python_list_is_read(tmp_path: Path) -> None:
@@ -576,3 +590,21 @@ def test_convert_dataset_of_a_golden_set_without_answers_writes_two_files(
     )
     assert not (tmp_path / "rag_answers.csv").exists()
     assert "question 2 has no reference and is left out of the reference file" in result.stderr
+
+
+def test_an_evaluate_run_over_listed_references_says_so_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    records = [
+        {"question": f"Q{n}?", "answer": "Paris", "ground_truths": ["Paris", "Paris, France"]}
+        for n in range(3)
+    ]
+    write(tmp_path, "d.jsonl", "\n".join(json.dumps(record) for record in records))
+
+    result = run_cli(["evaluate", "--dataset", "d.jsonl", "--metrics", "lexical", "--yes"])
+
+    assert result.exit_code == 0, result.output
+    shown = " ".join(result.stderr.split())
+    assert shown.count("lists several reference answers") == 1
+    assert "the 'ground_truths' field of 3 records" in shown
