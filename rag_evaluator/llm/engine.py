@@ -95,7 +95,7 @@ def _whole_stage_digest(stage: Stage) -> str:
 
 
 @dataclass(frozen=True)
-class _SavedForStage:
+class SavedForStage:
     """A recorded stage laid over the stage a resume is about to send."""
 
     outcomes: list[RecordedOutcome | None]  # by the stage's requests; None: nothing recorded
@@ -104,16 +104,16 @@ class _SavedForStage:
     elsewhere: list[RecordedOutcome]
 
 
-def saved_for_stage(stage: Stage, saved: RecordedStage) -> _SavedForStage:
+def saved_for_stage(stage: Stage, saved: RecordedStage) -> SavedForStage:
     """Match ``saved``'s outcomes to ``stage``'s requests: the whole stage when it is the one
     recorded, else request by request (the same request, the same digest)."""
     same_length = len(saved.outcomes) == len(stage)
     digests = stage_digest(stage)
     if same_length and saved.digest in (digests, _whole_stage_digest(stage)):
-        return _SavedForStage(list(saved.outcomes), [])
+        return SavedForStage(list(saved.outcomes), [])
     recorded_requests = saved.digest.split(",")
     if len(recorded_requests) != len(saved.outcomes):  # an earlier version's whole-stage digest
-        return _SavedForStage([None] * len(stage), [o for o in saved.outcomes if o is not None])
+        return SavedForStage([None] * len(stage), [o for o in saved.outcomes if o is not None])
     by_request: dict[str, list[RecordedOutcome]] = {}
     for request_digest, outcome in zip(recorded_requests, saved.outcomes, strict=True):
         if outcome is not None:
@@ -122,7 +122,7 @@ def saved_for_stage(stage: Stage, saved: RecordedStage) -> _SavedForStage:
         found.pop(0) if (found := by_request.get(request_digest)) else None
         for request_digest in digests.split(",")
     ]
-    return _SavedForStage(matched, [o for unmatched in by_request.values() for o in unmatched])
+    return SavedForStage(matched, [o for unmatched in by_request.values() for o in unmatched])
 
 
 def recorded(outcome: CallOutcome) -> RecordedOutcome:

@@ -189,7 +189,6 @@ class QualityAssessment:
 class _CheckedAnswer:
     """What decides whether a check applies to one answer."""
 
-    question: str
     answer: str
     contexts: Sequence[str] | None
     retrieval_scores: Sequence[float] | None
@@ -215,7 +214,7 @@ def _why_not_applicable(check: str, checked: _CheckedAnswer) -> str:
         return "nothing was retrieved and the answer cites nothing"
     if check == NO_FALLBACK:
         return "the fallback phrase list is empty"
-    return "the question does not ask for a list"
+    return "the question does not ask for a list"  # list_format, the one check left
 
 
 def assess_answer(
@@ -250,9 +249,7 @@ def assess_answer(
         LIST_FORMAT: list_format(question, answer),
     }
     failed = tuple(name for name, value in checks.items() if value is False)
-    checked = _CheckedAnswer(
-        question, answer, contexts, retrieval_scores, phrases, require_citations
-    )
+    checked = _CheckedAnswer(answer, contexts, retrieval_scores, phrases, require_citations)
     why = {
         name: _why_not_applicable(name, checked) for name, value in checks.items() if value is None
     }

@@ -13,8 +13,7 @@ shuffled order). Then, in the order things happen:
   ``null`` for the calls still to answer), so that a stop in between never pays for those
   calls again. Its ``digest`` lists each request's digest, so a resume replays it request by
   request (a whole-stage digest of earlier versions is still matched). The latest line of a
-  stage wins. Not fsynced on its own: the next fsync (of
-  any line) makes it durable.
+  stage wins. Not fsynced on its own: the next fsync (of any line) makes it durable.
 - ``batch_intent``: the requests of a Message Batch about to be created (fsynced before the
   create request goes out), so a stop before its id is known can find the batch again.
 - ``batch`` / ``batch_done``: a Message Batch the moment it is created (fsynced), and once
