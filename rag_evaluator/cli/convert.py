@@ -12,6 +12,7 @@ from rag_evaluator.cli.logs import configure_logging
 from rag_evaluator.convert.threshold import DEFAULT_THRESHOLD
 from rag_evaluator.errors import UsageError
 from rag_evaluator.inputs.selection import format_numbers
+from rag_evaluator.inputs.shapes import GOLDEN_SET_HINT
 
 # The conversion (with numpy and rapidfuzz) is imported when the command runs, so that
 # `--help` stays quick.
@@ -160,7 +161,7 @@ def _show_dataset_summary(report: DatasetConvertReport) -> None:
         console.info(
             f"{outputs.ground_truth} was not written: {report.dataset_path.name} has no "
             "reference answers (evaluate runs without it, leaving out the families that need "
-            "one)"
+            f"one); {GOLDEN_SET_HINT}"
         )
     if report.exit_code:
         console.info("Some records were left out of a file (see the messages above); exit code 1")

@@ -24,6 +24,7 @@ from rag_evaluator.inputs.load import (
 )
 from rag_evaluator.inputs.references import ReferenceFreeFamilies, left_out_line, without_references
 from rag_evaluator.inputs.selection import Selection, select_items
+from rag_evaluator.inputs.shapes import GOLDEN_SET_HINT
 from rag_evaluator.inputs.spool import InputSpool
 from rag_evaluator.offline.families import MetricFamilies, runnable_offline_families
 from rag_evaluator.offline.registry import QUALITY, SEMANTIC
@@ -196,10 +197,11 @@ def reference_free_families(
         where = f"(no {request.ground_truth_path.name})"
     if choice.empty:
         source = request.dataset_path.name if request.dataset_path is not None else where
+        hint = f"; {GOLDEN_SET_HINT}" if request.dataset_path is not None else ""
         raise InputError(
             f"{source} has no reference answers, and every family asked for compares the "
             f"answer with one ({', '.join(choice.wholly_left_out)}). Run families that need "
-            f"none, such as --metrics {_reference_free_suggestion()}"
+            f"none, such as --metrics {_reference_free_suggestion()}{hint}"
         )
     line = left_out_line(where, choice)
     logger.info("%s", line)

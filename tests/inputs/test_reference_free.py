@@ -154,6 +154,8 @@ def test_only_reference_families_asked_for_is_an_error_naming_them(
     message = one_line(result.stderr)
     assert expected in message
     assert "such as --metrics quality,semantic" in message
+    # A golden set whose references sit in an answer field is told how to name them.
+    assert "(a golden set), name that field reference, ground_truth or expected_answer" in message
 
 
 def test_ragas_without_references_computes_faithfulness_and_relevance_only(
@@ -265,6 +267,9 @@ def test_convert_dataset_of_a_reference_free_file_gives_the_same_run(
     assert (
         "ground_truth.csv was not written: nq_ratings.tsv has no reference answers"
     ) in one_line(converted.output)
+    assert "name that field reference, ground_truth or expected_answer" in one_line(
+        converted.output
+    )
     options = ["--metrics", "quality,lexical", "--yes", "--output-dir"]
     assert run_cli(["evaluate", "--dataset", "nq_ratings.tsv", *options, "a"]).exit_code == 0
     assert run_cli(["evaluate", *options, "b"]).exit_code == 0
