@@ -151,7 +151,8 @@ def stdin_is_terminal() -> bool:
 
 # What a long offline step counts, by its label: texts (embedding, BERTScore), or the
 # questions of an offline run scored a chunk at a time ("Scoring").
-_WORK_UNITS = {"Scoring": "questions"}
+# What each pass counts: the embedding pass reads long texts as several passages.
+_WORK_UNITS = {"Scoring": "questions", "Embedding": "passages"}
 
 
 class RunProgress:

@@ -662,7 +662,8 @@ def _embed_run(
     report(f"Loading embedding model {embedding_shell.describe_model(options.embedding_model)}")
     embedder = embedding_shell.load_text_embedder(options.embedding_model)
     whole, in_passages = _texts_to_embed(items, chosen, similarity_retrieval)
-    report(f"Embedding {len(set(whole) | set(in_passages))} distinct text(s)")
+    distinct = len(set(whole) | set(in_passages))
+    report(f"Embedding {distinct} distinct text(s), a long one as several passages")
     return embedder.embed_all(whole, in_passages, on_progress, memory)
 
 

@@ -41,6 +41,6 @@ def test_a_long_offline_pass_shows_progress_without_a_terminal(
         progress.work("Embedding", done, total)
     progress.work("BERTScore", 40, 40)
     lines = stream.getvalue().splitlines()
-    assert lines[0] == "Embedding 64/1943 texts..."
-    assert lines[-2:] == ["Embedding 1943/1943 texts...", "BERTScore 40/40 texts..."]
+    assert lines[0] == "Embedding 64/1943 passages..."
+    assert lines[-2:] == ["Embedding 1943/1943 passages...", "BERTScore 40/40 texts..."]
     assert 10 <= len(lines) - 1 <= 11  # about one line per tenth, never one per batch

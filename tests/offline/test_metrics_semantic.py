@@ -202,7 +202,7 @@ def test_a_run_embeds_every_distinct_text_once_in_one_pass(
     assert embedder.batches - batches_before == 1  # 10 texts fit one batch of 64
     assert embedder.texts_encoded - texts_before == 10
     assert [line for line in progress if line.startswith("Embedding")] == [
-        "Embedding 10 distinct text(s)"
+        "Embedding 10 distinct text(s), a long one as several passages"
     ]
 
 
