@@ -20,6 +20,7 @@ from rag_evaluator.inputs.fields import (
     QUESTION,
     QUESTION_NUMBER,
     RAG_ANSWER,
+    REFERENCE_ANSWERS,
     RELEVANT_CONTEXTS,
     REQUIRED_FACTS,
     RETRIEVAL_SCORES,
@@ -151,7 +152,7 @@ def convert_dataset(
         rows,
         GROUND_TRUTH,
         [QUESTION_NUMBER, GROUND_TRUTH, RELEVANT_CONTEXTS],
-        [REQUIRED_FACTS],
+        [REQUIRED_FACTS, REFERENCE_ANSWERS],
     )
     answers, without_answer = _table(
         rows, RAG_ANSWER, [QUESTION_NUMBER, RAG_ANSWER, CONTEXTS, RETRIEVAL_SCORES], []

@@ -30,6 +30,7 @@ from rag_evaluator.inputs.fields import (
     GROUND_TRUTH,
     QUESTION_NUMBER,
     RAG_ANSWER,
+    REFERENCE_ANSWERS,
     RELEVANT_CONTEXTS,
     RETRIEVAL_SCORES,
 )
@@ -62,7 +63,7 @@ OUTPUT_COLUMNS = (
     MATCH_SCORE,
     SOURCE_FILE,
 )
-GROUND_TRUTH_COLUMNS = (QUESTION_NUMBER, GROUND_TRUTH, RELEVANT_CONTEXTS)
+GROUND_TRUTH_COLUMNS = (QUESTION_NUMBER, GROUND_TRUTH, RELEVANT_CONTEXTS, REFERENCE_ANSWERS)
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,13 @@ def _contexts_cell(contexts: list[str] | None) -> str:
     return "" if contexts is None else json.dumps(contexts, ensure_ascii=False)
 
 
+def _without_blank_last_column(rows: list[list[str]]) -> list[list[str]]:
+    """The table without its last column (Reference Answers) when no row fills it."""
+    if any(row[-1] for row in rows[1:]):
+        return rows
+    return [row[:-1] for row in rows]
+
+
 def _scores_cell(scores: list[float] | None) -> str:
     """A JSON array of floats parallel to Contexts; blank when the output reports none."""
     return "" if scores is None else json.dumps([float(score) for score in scores])
@@ -217,8 +225,16 @@ def carried_ground_truth(assignment: Assignment) -> CarriedGroundTruth:
                 ),
                 None,
             )
-        rows.append([str(number), kept.reference or "", _contexts_cell(golden)])
-    return CarriedGroundTruth(rows, missing, conflicts)
+        answers = kept.reference_answers
+        rows.append(
+            [
+                str(number),
+                kept.reference or "",
+                _contexts_cell(golden),
+                "" if answers is None else json.dumps(list(answers), ensure_ascii=False),
+            ]
+        )
+    return CarriedGroundTruth(_without_blank_last_column(rows), missing, conflicts)
 
 
 def lost_answers(lost_claims: list[LostClaim]) -> list[LostClaim]:

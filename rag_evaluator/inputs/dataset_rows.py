@@ -36,14 +36,15 @@ from rag_evaluator.inputs.fields import (
     QUESTION,
     QUESTION_NUMBER,
     RAG_ANSWER,
+    REFERENCE_ANSWERS,
     RELEVANT_CONTEXTS,
     REQUIRED_FACTS,
     RETRIEVAL_SCORES,
     bar_joined_warning,
     column_key,
-    joined_references_warning,
     looks_bar_joined,
     parse_list_literal,
+    several_references_note,
     split_bar_joined,
     unsigned_question_id,
 )
@@ -157,7 +158,7 @@ class _Reader:
         source_name: str,
         record: DatasetRecord,
         bar_cells: dict[str, int] | None = None,
-        joined_references: dict[str, int] | None = None,
+        several_references: dict[str, int] | None = None,
     ) -> None:
         self.source_name = source_name
         self.record = record
@@ -165,8 +166,8 @@ class _Reader:
         self.bar_joined_lists = record.from_csv and uses_deepeval_names(record.fields)
         # Elsewhere such cells are one text each, counted by field for one warning.
         self.bar_cells = bar_cells if bar_cells is not None else {}
-        # Reference fields listing several answers (joined), counted by field for one warning.
-        self.joined_references = joined_references if joined_references is not None else {}
+        # Reference fields listing several answers, counted by field for one note.
+        self.several_references = several_references if several_references is not None else {}
 
     def error(self, message: str) -> InputError:
         return _record_error(self.source_name, self.record.location, message)
@@ -185,8 +186,6 @@ class _Reader:
             # ragas writes some references as a list of strings, MTRAG its answers and
             # references as [{"text": ...}].
             text = joined_texts(value)
-            if what == "reference" and listed_references(value) > 1:
-                self.joined_references[name] = self.joined_references.get(name, 0) + 1
         elif isinstance(value, dict):
             _, inner = find_field(value, [column_key(n) for n in (*CONTEXT_TEXT_FIELDS, what)])
             if isinstance(inner, str):
@@ -197,6 +196,15 @@ class _Reader:
                 f"Write the {what} as a string"
             )
         return name, text if text.strip() else None
+
+    def reference_answers(self, cells: dict[str, str]) -> None:
+        """A reference field listing several answers gives them as the Reference Answers
+        cell (a JSON array) beside the joined Ground Truth."""
+        name, value = find_field(self.record.fields, REFERENCE_KEYS)
+        answers = listed_references(value)
+        if answers is not None:
+            cells[REFERENCE_ANSWERS] = json.dumps(list(answers), ensure_ascii=False)
+            self.several_references[name] = self.several_references.get(name, 0) + 1
 
     def question(self) -> tuple[str | None, str | None]:
         """The question (``None`` when missing) and, when it is chat-style (a list of
@@ -509,11 +517,11 @@ class CanonicalRows:
         self.has_references = False
         self._skipped_metadata: dict[str, None] = {}
         self._bar_cells: dict[str, int] = {}
-        self._joined_references: dict[str, int] = {}
+        self._several_references: dict[str, int] = {}
 
     def row(self, index: int, record: DatasetRecord) -> CanonicalRow:
         """The canonical row of the ``index``-th record (0-based, in file order)."""
-        reader = _Reader(self.source_name, record, self._bar_cells, self._joined_references)
+        reader = _Reader(self.source_name, record, self._bar_cells, self._several_references)
         cells, derived = _record_cells(reader, self.numbering.numbers[index])
         if self.numbering.key_column:
             derived = {self.numbering.key_column: self.numbering.keys[index], **derived}
@@ -534,18 +542,16 @@ class CanonicalRows:
                 f"{'holds' if len(skipped) == 1 else 'hold'} lists or objects, which are "
                 "not carried into the results (only text, numbers and booleans are)"
             )
+        notes += [
+            several_references_note(self.source_name, name, count)
+            for name, count in self._several_references.items()
+        ]
         return notes
 
     def warnings(self) -> list[str]:
         return [
-            *(
-                bar_joined_warning(self.source_name, name, count)
-                for name, count in self._bar_cells.items()
-            ),
-            *(
-                joined_references_warning(self.source_name, name, count)
-                for name, count in self._joined_references.items()
-            ),
+            bar_joined_warning(self.source_name, name, count)
+            for name, count in self._bar_cells.items()
         ]
 
 
@@ -591,6 +597,8 @@ def _record_cells(reader: _Reader, number: int) -> tuple[dict[str, str], dict[st
         _, text = reader.text(keys, what)
         if text is not None:
             cells[column] = text
+    if GROUND_TRUTH in cells:
+        reader.reference_answers(cells)
     scores_name, scores_value = retrieval_scores_field(fields)
     parallel = reader.scores(scores_name, scores_value) if scores_name else None
     contexts_name, contexts_value = retrieved_contexts_field(fields)

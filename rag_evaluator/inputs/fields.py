@@ -20,6 +20,9 @@ RAG_ANSWER = "RAG Answer"
 CONTEXTS = "Contexts"
 RELEVANT_CONTEXTS = "Relevant Contexts"
 REQUIRED_FACTS = "Required Facts"
+# Several acceptable reference answers of one question, a JSON array (Ground Truth holds them
+# joined, one per line): the reference-based offline metrics keep the best.
+REFERENCE_ANSWERS = "Reference Answers"
 # The retrieval system's score of each context, a JSON array parallel to Contexts (issue 11).
 RETRIEVAL_SCORES = "Retrieval Scores"
 
@@ -78,6 +81,14 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
         "referencecontexts",
     ),
     REQUIRED_FACTS: ("requiredfacts", "facts", "keyfacts", "mustinclude"),
+    REFERENCE_ANSWERS: (
+        "referenceanswers",
+        "groundtruths",
+        "goldanswers",
+        "goldenanswers",
+        "acceptedanswers",
+        "correctanswers",
+    ),
     RETRIEVAL_SCORES: ("retrievalscores", "contextscores", "similarityscores", "scores"),
 }
 
@@ -281,15 +292,20 @@ def bar_joined_warning(source: str, column: str, rows: int) -> str:
     )
 
 
-def joined_references_warning(source: str, field: str, records: int) -> str:
-    """The warning for reference fields listing several answers, joined into one text."""
+def several_references_note(source: str, field: str, records: int) -> str:
+    """The note on reference fields listing several answers."""
     return (
         f"{source}: the '{field}' field of {records} record{'' if records == 1 else 's'} "
-        "lists several reference answers, joined into one Ground Truth text (one per line). "
-        "exact_match, BLEU, ROUGE and the other reference-based offline metrics compare the "
-        "answer with that whole text, so an answer matching one of them scores lower (the "
-        "judge reads them all). For those metrics, give one reference per record"
+        "lists several reference answers: the offline metrics score the answer against each "
+        "and keep the best; the judge and the LLM families read them joined, one per line"
     )
+
+
+def parse_reference_answers(raw: str) -> tuple[str, ...] | None:
+    """A Reference Answers cell: its non-blank answers (a JSON array or Python list; other
+    text is one answer); ``None`` when it lists none."""
+    answers = tuple(answer for answer in parse_text_list(raw) or () if answer.strip())
+    return answers or None
 
 
 def parse_text_list(raw: str, *, allow_semicolons: bool = False) -> list[str] | None:

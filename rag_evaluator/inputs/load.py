@@ -35,6 +35,7 @@ from rag_evaluator.inputs.fields import (
     QUESTION,
     QUESTION_NUMBER,
     RAG_ANSWER,
+    REFERENCE_ANSWERS,
     RELEVANT_CONTEXTS,
     REQUIRED_FACTS,
     RETRIEVAL_SCORES,
@@ -43,6 +44,7 @@ from rag_evaluator.inputs.fields import (
     bar_joined_warning,
     looks_bar_joined,
     parse_question_label,
+    parse_reference_answers,
     parse_score_list,
     parse_text_list,
 )
@@ -244,16 +246,20 @@ def _ground_truth_row(number: int, record: CsvRecord) -> GroundTruthRow:
     # A blank cell (or no such column) is no list: not parsed.
     contexts = values.get(RELEVANT_CONTEXTS)
     facts = values.get(REQUIRED_FACTS)
+    answers = values.get(REFERENCE_ANSWERS)
     return GroundTruthRow(
         number,
         values[GROUND_TRUTH],
         parse_text_list(contexts) if contexts else None,
         parse_text_list(facts, allow_semicolons=True) if facts else None,
+        parse_reference_answers(answers) if answers else None,
     )
 
 
 GROUND_TRUTH_SPEC: InputSpec[GroundTruthRow] = InputSpec(
-    (QUESTION_NUMBER, GROUND_TRUTH), (RELEVANT_CONTEXTS, REQUIRED_FACTS), _ground_truth_row
+    (QUESTION_NUMBER, GROUND_TRUTH),
+    (RELEVANT_CONTEXTS, REQUIRED_FACTS, REFERENCE_ANSWERS),
+    _ground_truth_row,
 )
 
 

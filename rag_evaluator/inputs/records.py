@@ -36,6 +36,8 @@ class GroundTruthRow:
     ground_truth: str
     relevant_contexts: list[str] | None = None
     required_facts: list[str] | None = None
+    # Several acceptable reference answers (Reference Answers); None: the ground truth alone.
+    reference_answers: tuple[str, ...] | None = None
 
 
 @dataclass(slots=True)
@@ -75,6 +77,12 @@ class EvaluationItem:
     retrieval_scores: tuple[float, ...] | None = None
     # The question's metadata columns (Category, Source, ...), for the results and --group-by.
     metadata: Mapping[str, str] = field(default_factory=lambda: NO_METADATA)
+    # Several acceptable reference answers; None: the ground truth is the one reference.
+    reference_answers: tuple[str, ...] | None = None
+
+    def references(self) -> tuple[str, ...]:
+        """The reference answers the offline metrics compare the answer with."""
+        return self.reference_answers or (self.ground_truth,)
 
 
 @dataclass(slots=True)

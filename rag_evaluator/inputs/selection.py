@@ -170,6 +170,7 @@ def join_rows(
         not answered,
         answer.retrieval_scores if answered else None,
         question.metadata,
+        truth.reference_answers,
     )
 
 

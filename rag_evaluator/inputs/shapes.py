@@ -25,12 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_evaluator.errors import InputError
-from rag_evaluator.inputs.fields import (
-    column_key,
-    joined_references_warning,
-    parse_list_literal,
-    parse_question_id,
-)
+from rag_evaluator.inputs.fields import column_key, parse_list_literal, parse_question_id
 from rag_evaluator.text.snippets import quote_snippet
 
 # Field names are compared after column_key(): case, spaces, underscores and
@@ -199,6 +194,8 @@ class RagEntry:
     # The reference carried beside the answer (ragas "reference", RAGChecker "gt_answer").
     reference: str | None = None
     reference_contexts: list[str] | None = None
+    # Several reference answers the reference field listed (``reference`` joins them).
+    reference_answers: tuple[str, ...] | None = None
 
     @property
     def origin(self) -> str:
@@ -313,12 +310,13 @@ def joined_texts(items: Sequence[object]) -> str | None:
     return None if parts is None else clean_text("\n".join(parts))
 
 
-def listed_references(value: object) -> int:
-    """How many reference answers a reference field lists: its non-blank texts when it is a
-    list (several are joined into one text), else 0."""
+def listed_references(value: object) -> tuple[str, ...] | None:
+    """The reference answers a reference field lists, when it lists two or more non-blank
+    ones (they are also joined into one text); else ``None``."""
     if not isinstance(value, list):
-        return 0
-    return sum(1 for part in _list_texts(value) or () if part.strip())
+        return None
+    answers = tuple(clean_text(part) for part in _list_texts(value) or () if part.strip())
+    return answers if len(answers) > 1 else None
 
 
 @dataclass(frozen=True)
@@ -546,8 +544,7 @@ class CarriedFields:
     reference: str | None
     reference_contexts: list[str] | None
     problems: list[str]
-    # The reference field's name when it lists several reference answers (joined), else "".
-    joined_reference_field: str = ""
+    reference_answers: tuple[str, ...] | None = None  # when the field lists several
 
 
 def carried_fields(record: Mapping[str, object]) -> CarriedFields:
@@ -568,8 +565,8 @@ def carried_fields(record: Mapping[str, object]) -> CarriedFields:
         )
     _, golden_value = golden_contexts_field(record)
     golden, _ = _context_texts(golden_value)
-    joined = reference_name if reference and listed_references(reference_value) > 1 else ""
-    return CarriedFields(contexts, reference, golden, problems, joined)
+    answers = listed_references(reference_value) if reference else None
+    return CarriedFields(contexts, reference, golden, problems, answers)
 
 
 @dataclass
@@ -580,7 +577,6 @@ class _Collector:
     dropped_contexts: int = 0
     skipped_entries: int = 0
     first_skip_reason: str = ""
-    joined_references: dict[str, int] = field(default_factory=dict)  # records by field
 
     def problem(self, location: str, message: str) -> None:
         self.skipped_entries += 1
@@ -601,8 +597,6 @@ class _Collector:
             return
         carried = carried_fields(record or {})
         self.dropped_contexts += carried.contexts.dropped
-        if name := carried.joined_reference_field:
-            self.joined_references[name] = self.joined_references.get(name, 0) + 1
         for note in carried.problems:
             # The answer is still usable: only the carried field is left out.
             self.problems.append(f"{self.source_file} {location}: {note}")
@@ -617,6 +611,7 @@ class _Collector:
                 retrieval_scores=carried.contexts.scores,
                 reference=carried.reference,
                 reference_contexts=carried.reference_contexts,
+                reference_answers=carried.reference_answers,
             )
         )
 
@@ -702,10 +697,6 @@ class _Collector:
                 f"{'was' if self.dropped_contexts == 1 else 'were'} left out. Give each context "
                 f"object one of the fields {', '.join(CONTEXT_TEXT_FIELDS)}"
             )
-        problems += [
-            joined_references_warning(self.source_file, name, records)
-            for name, records in self.joined_references.items()
-        ]
         return ExtractedEntries(
             shape, self.entries, problems, self.skipped_entries, self.first_skip_reason
         )

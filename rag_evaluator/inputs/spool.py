@@ -62,7 +62,9 @@ def _question_blob(row: QuestionRow) -> bytes:
 
 
 def _truth_blob(row: GroundTruthRow) -> bytes:
-    return marshal.dumps((row.ground_truth, row.relevant_contexts, row.required_facts))
+    return marshal.dumps(
+        (row.ground_truth, row.relevant_contexts, row.required_facts, row.reference_answers)
+    )
 
 
 def _answer_blob(row: AnswerRow) -> bytes:

@@ -10,7 +10,7 @@ adding an entry.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -79,16 +79,47 @@ class MetricDefinition(Generic[InputT]):
         return reason if isinstance(reason, str) else reason(family_input)
 
 
+def best_over_references(values: Iterable[float | None]) -> float | None:
+    """A metric over several reference answers: the best value any of them gives (the
+    answer needs to match one); ``None`` when none gives one."""
+    scored = [value for value in values if value is not None]
+    return max(scored) if scored else None
+
+
+def _against_references(
+    score: Callable[[str, str], float | None],
+) -> Callable[[LexicalInputs], float | None]:
+    """``score(answer, reference)`` of a row, best over its reference answers."""
+    return lambda row: best_over_references(
+        score(row.item.rag_answer, reference) for reference in row.item.references()
+    )
+
+
 @dataclass(frozen=True)
 class LexicalInputs:
-    """A row's texts with its keyword coverage, computed once for the two columns using it."""
+    """A row's texts with its keyword coverage against each reference answer, computed once
+    for the two columns using it."""
 
     item: EvaluationItem
-    keyword_coverage: float | None
+    coverages: tuple[float | None, ...]
 
     @classmethod
     def of(cls, item: EvaluationItem) -> LexicalInputs:
-        return cls(item, lexical.keyword_coverage(item.rag_answer, item.ground_truth))
+        answer = item.rag_answer
+        references = item.references()
+        return cls(item, tuple(lexical.keyword_coverage(answer, text) for text in references))
+
+    @property
+    def keyword_coverage(self) -> float | None:
+        return best_over_references(self.coverages)
+
+    def completeness(self) -> float | None:
+        """``answer_completeness``, best over the reference answers."""
+        answer, references = self.item.rag_answer, self.item.references()
+        return best_over_references(
+            lexical.completeness_from_coverage(answer, reference, coverage)
+            for reference, coverage in zip(references, self.coverages, strict=True)
+        )
 
 
 @dataclass(frozen=True)
@@ -108,6 +139,21 @@ class BertScores:
     precision: float
     recall: float
     f1: float
+
+    @classmethod
+    def best_of(cls, scores: Sequence[BertScores | None]) -> BertScores | None:
+        """Over several reference answers: each component's best, as bert-score takes it
+        for several references; ``None`` when none was scored."""
+        scored = [score for score in scores if score is not None]
+        if not scored:
+            return None
+        if len(scored) == 1:
+            return scored[0]
+        return cls(
+            max(score.precision for score in scored),
+            max(score.recall for score in scored),
+            max(score.f1 for score in scored),
+        )
 
 
 @dataclass(frozen=True)
@@ -153,8 +199,12 @@ def _facts(item: EvaluationItem) -> list[str]:
 
 def _rouge(key: str) -> Callable[[EvaluationItem], float | None]:
     def compute(item: EvaluationItem) -> float | None:
-        scores = overlap.rouge_f1(item.rag_answer, item.ground_truth)
-        return None if scores is None else scores[key]
+        return best_over_references(
+            None
+            if (scores := overlap.rouge_f1(item.rag_answer, reference)) is None
+            else scores[key]
+            for reference in item.references()
+        )
 
     return compute
 
@@ -176,25 +226,17 @@ _EMPTY_GROUND_TRUTH = "the ground truth is empty"
 _NO_GOLDEN = "no relevant chunk is listed"
 
 LEXICAL_METRICS: dict[str, MetricDefinition[LexicalInputs]] = _table(
-    MetricDefinition(
-        "exact_match",
-        lambda row: lexical.exact_match(row.item.rag_answer, row.item.ground_truth),
-        scale=RATE,
-    ),
+    MetricDefinition("exact_match", _against_references(lexical.exact_match), scale=RATE),
     MetricDefinition(
         "keyword_coverage", lambda row: row.keyword_coverage, undefined_reason=_NO_KEYWORDS
     ),
     MetricDefinition(
         "number_match",
-        lambda row: lexical.number_match(row.item.rag_answer, row.item.ground_truth),
+        _against_references(lexical.number_match),
         undefined_reason="the ground truth has no numbers",
     ),
     MetricDefinition(
-        "answer_completeness",
-        lambda row: lexical.completeness_from_coverage(
-            row.item.rag_answer, row.item.ground_truth, row.keyword_coverage
-        ),
-        undefined_reason=_NO_KEYWORDS,
+        "answer_completeness", lambda row: row.completeness(), undefined_reason=_NO_KEYWORDS
     ),
     MetricDefinition("citation_quality", lambda row: lexical.citation_quality(row.item.rag_answer)),
     MetricDefinition(
@@ -205,7 +247,7 @@ LEXICAL_METRICS: dict[str, MetricDefinition[LexicalInputs]] = _table(
     ),
     MetricDefinition(
         "list_coverage",
-        lambda row: lexical.list_coverage(row.item.rag_answer, row.item.ground_truth),
+        _against_references(lexical.list_coverage),
         undefined_reason="the ground truth has no markdown list",
     ),
     MetricDefinition(
@@ -219,7 +261,7 @@ LEXICAL_METRICS: dict[str, MetricDefinition[LexicalInputs]] = _table(
 OVERLAP_METRICS: dict[str, MetricDefinition[EvaluationItem]] = _table(
     MetricDefinition(
         "bleu",
-        lambda item: overlap.bleu(item.rag_answer, [item.ground_truth]),
+        lambda item: overlap.bleu(item.rag_answer, item.references()),
         undefined_reason=_EMPTY_GROUND_TRUTH,
     ),
     MetricDefinition("rouge1", _rouge("rouge1"), undefined_reason=_EMPTY_GROUND_TRUTH),

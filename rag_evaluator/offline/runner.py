@@ -40,6 +40,7 @@ from rag_evaluator.offline.registry import (
     MetricDefinition,
     RetrievalInputs,
     SemanticInputs,
+    best_over_references,
     missing_input_reason,
     missing_inputs,
     quality_inputs,
@@ -626,7 +627,7 @@ def _texts_to_embed(
     in_passages: dict[str, None] = {}
     for item in items:
         if SEMANTIC in chosen:
-            for text in (item.question, item.rag_answer, item.ground_truth):
+            for text in (item.question, item.rag_answer, *item.references()):
                 if text.strip():
                     whole[text] = None
             for text in _nonblank(item.contexts):
@@ -677,9 +678,10 @@ def _bert_score_run(
 
     pairs = list(
         dict.fromkeys(
-            (item.rag_answer, item.ground_truth)
+            (item.rag_answer, reference)
             for item in items
-            if item.rag_answer.strip() and item.ground_truth.strip()
+            for reference in item.references()
+            if item.rag_answer.strip() and reference.strip()
         )
     )
     if not pairs:
@@ -715,11 +717,16 @@ def _semantic_inputs(
     if sentences and contexts:
         best = embeddings.best_passage_cosines(sentences, contexts).max(axis=1).tolist()
     support = semantic.sentence_support(sentences, contexts, best)
+    references = item.references()
     return SemanticInputs(
         item=item,
-        answer_ground_truth_cosine=cosine(item.rag_answer, item.ground_truth),
+        answer_ground_truth_cosine=best_over_references(
+            cosine(item.rag_answer, reference) for reference in references
+        ),
         question_answer_cosine=cosine(item.rag_answer, item.question),
         question_context_cosines=question_context,
         sentence_support=support,
-        bert_scores=bert_scores.get((item.rag_answer, item.ground_truth)),
+        bert_scores=BertScores.best_of(
+            [bert_scores.get((item.rag_answer, reference)) for reference in references]
+        ),
     )

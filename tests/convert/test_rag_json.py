@@ -682,7 +682,7 @@ def test_any_json_value_either_gives_entries_or_raises_the_tools_error(value: ob
             assert (found.question is None) != (found.question_id is None)
 
 
-def test_references_listing_several_answers_are_joined_and_counted_once(tmp_path: Path) -> None:
+def test_references_listing_several_answers_are_joined_and_kept_apart(tmp_path: Path) -> None:
     value = [
         {"question": "Capital?", "answer": "Paris", "reference": ["Paris", "Paris, France"]},
         {"question": "Planet?", "answer": "Jupiter", "reference": ["Jupiter", " "]},
@@ -694,8 +694,9 @@ def test_references_listing_several_answers_are_joined_and_counted_once(tmp_path
         "Jupiter\n ",
         "A\nB",
     ]
-    [problem] = result.problems
-    assert problem.startswith(
-        "run.json: the 'reference' field of 2 records lists several reference answers, joined "
-        "into one Ground Truth text (one per line). exact_match, BLEU, ROUGE"
-    )
+    assert [entry.reference_answers for entry in result.entries] == [
+        ("Paris", "Paris, France"),
+        None,  # one answer besides a blank one: that answer alone
+        ("A", "B"),
+    ]
+    assert result.problems == []

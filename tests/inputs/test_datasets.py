@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evaluate_support import run_cli
+from evaluate_support import read_results, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -273,20 +273,24 @@ def test_ragas_reference_given_as_a_list_of_strings_is_joined_by_lines(tmp_path:
         json.dumps({"user_input": "Q?", "reference": ["First.", "Second."], "response": "A"}),
     )
     inputs = load_dataset(path)
-    assert inputs.ground_truth.rows[1].ground_truth == "First.\nSecond."
-    # The metrics comparing texts then see both: said once per field.
-    assert inputs.dataset is not None
-    [warning] = inputs.dataset.warnings
-    assert warning.startswith(
-        "fiqa.jsonl: the 'reference' field of 1 record lists several reference answers"
+    truth = inputs.ground_truth.rows[1]
+    assert truth.ground_truth == "First.\nSecond."
+    # Each is also a reference answer of its own, for the offline metrics; said once a field.
+    assert truth.reference_answers == ("First.", "Second.")
+    assert inputs.dataset is not None and inputs.dataset.warnings == []
+    assert any(
+        note.startswith("fiqa.jsonl: the 'reference' field of 1 record lists several reference")
+        for note in inputs.dataset.notes
     )
 
 
-def test_a_reference_list_of_one_answer_is_that_answer_without_a_warning(tmp_path: Path) -> None:
-    records = [{"user_input": "Q?", "reference": ["Only.", ""], "response": "A"}]
+def test_a_reference_list_of_one_answer_is_that_answer_alone(tmp_path: Path) -> None:
+    records = [{"user_input": "Q?", "reference": ["Only.", " "], "response": "A"}]
     inputs = load_dataset(write(tmp_path, "d.json", json.dumps(records)))
-    assert inputs.ground_truth.rows[1].ground_truth == "Only.\n"
-    assert inputs.dataset is not None and inputs.dataset.warnings == []
+    assert inputs.ground_truth.rows[1].ground_truth == "Only.\n "
+    assert inputs.ground_truth.rows[1].reference_answers is None
+    assert inputs.dataset is not None
+    assert not any("several reference" in note for note in inputs.dataset.notes)
 
 
 def test_a_csv_list_cell_written_by_pandas_as_a_python_list_is_read(tmp_path: Path) -> None:
@@ -592,19 +596,26 @@ def test_convert_dataset_of_a_golden_set_without_answers_writes_two_files(
     assert "question 2 has no reference and is left out of the reference file" in result.stderr
 
 
-def test_an_evaluate_run_over_listed_references_says_so_once(
+def test_an_answer_matching_one_of_several_references_matches_in_both_paths(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     records = [
-        {"question": f"Q{n}?", "answer": "Paris", "ground_truths": ["Paris", "Paris, France"]}
-        for n in range(3)
+        {"question": "Capital?", "answer": "Paris", "ground_truths": ["Paris", "Paris, France"]},
+        {"question": "Planet?", "answer": "Mars", "ground_truths": ["Jupiter", "Saturn"]},
     ]
     write(tmp_path, "d.jsonl", "\n".join(json.dumps(record) for record in records))
+    options = ["--metrics", "lexical", "--yes", "--output-dir"]
 
-    result = run_cli(["evaluate", "--dataset", "d.jsonl", "--metrics", "lexical", "--yes"])
+    direct = run_cli(["evaluate", "--dataset", "d.jsonl", *options, "direct"])
+    converted = run_cli(["convert", "--dataset", "d.jsonl"])
+    from_csvs = run_cli(["evaluate", *options, "csvs"])
 
-    assert result.exit_code == 0, result.output
-    shown = " ".join(result.stderr.split())
-    assert shown.count("lists several reference answers") == 1
-    assert "the 'ground_truths' field of 3 records" in shown
+    assert direct.exit_code == converted.exit_code == from_csvs.exit_code == 0, direct.output
+    assert "Reference Answers" in (tmp_path / "ground_truth.csv").read_text(encoding="utf-8")
+    for folder in ("direct", "csvs"):
+        [path] = (tmp_path / folder).glob("*.csv")
+        rows = read_results(path).rows
+        assert [row["exact_match"] for row in rows] == ["1", "0"]
+        assert rows[0]["Ground Truth"] == "Paris\nParis, France"
+    assert "lists several reference answers" not in direct.stderr  # a note in the log
