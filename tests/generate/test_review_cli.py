@@ -22,8 +22,11 @@ from rag_evaluator.generate.review.table import (
     FACTS_MARKER,
     GROUND_TRUTH_MARKER,
     QUESTION_MARKER,
+    EditedPair,
     EditError,
+    RawTable,
     ReviewCard,
+    ReviewTable,
     parse_edit_file,
     render_edit_file,
 )
@@ -323,3 +326,20 @@ def test_the_edit_file_reads_back_what_it_shows(
 def test_an_unreadable_edit_file(text: str, message: str) -> None:
     with pytest.raises(EditError, match=re.escape(message)):
         parse_edit_file(text)
+
+
+def test_an_edited_ground_truth_replaces_the_rows_reference_answers() -> None:
+    questions = RawTable(
+        "questions.csv", ["Question Number", "Question"], [["1", "Capital?"], ["2", "Planet?"]]
+    )
+    truth = RawTable(
+        "ground_truth.csv",
+        ["Question Number", "Ground Truth", "Reference Answers"],
+        [["1", "Paris\nParis, France", '["Paris", "Paris, France"]'], ["2", "Mars", ""]],
+    )
+    table = ReviewTable(questions, truth)
+
+    table.edit(1, EditedPair("Capital of France?", "Paris.", []))
+
+    assert truth.rows[0][1:3] == ["Paris.", ""]  # the edited answer is the one reference
+    assert truth.rows[1][1] == "Mars"

@@ -32,6 +32,7 @@ from rag_evaluator.inputs.fields import (
     GROUND_TRUTH,
     QUESTION,
     QUESTION_NUMBER,
+    REFERENCE_ANSWERS,
     RELEVANT_CONTEXTS,
     REQUIRED_FACTS,
     QuestionNumberError,
@@ -169,6 +170,7 @@ class ReviewTable:
             GROUND_TRUTH,
             RELEVANT_CONTEXTS,
             REQUIRED_FACTS,
+            REFERENCE_ANSWERS,
             SOURCE_SPANS,
             SUPPORTING_SENTENCES,
             REVIEWED,
@@ -280,6 +282,9 @@ class ReviewTable:
             source = question_row[source_index].strip()
             question_row[source_index] = f"{source}, {EDITED_MARK}" if source else EDITED_MARK
         truth_row[self._g[GROUND_TRUTH]] = edited.ground_truth
+        if REFERENCE_ANSWERS in self._g:
+            # The edited answer is the question's one reference now: no stale alternatives.
+            truth_row[self._g[REFERENCE_ANSWERS]] = ""
         if REQUIRED_FACTS in self._g:
             truth_row[self._g[REQUIRED_FACTS]] = _json_list(edited.required_facts)
         elif edited.required_facts:
