@@ -386,6 +386,27 @@ def test_ground_truth_out_writes_the_references_the_outputs_carry(workspace: Wor
     assert "Matched questions with no reference carried: 3" in result.stderr
 
 
+def test_ground_truth_out_keeps_several_reference_answers_apart(workspace: Workspace) -> None:
+    convert_folder(
+        workspace.directory,
+        {
+            "a.json": [
+                {
+                    "question": QUESTIONS[1],
+                    "answer": "30 days.",
+                    "reference": ["30 days", "A month"],
+                },
+                {"question": QUESTIONS[2], "answer": "The CFO.", "reference": "The CFO signs."},
+            ]
+        },
+    )
+    result = run_cli(["convert", "--ground-truth-out", "gt.csv"])
+    assert result.exit_code == 0, result.output
+    rows = read_table(workspace.directory / "gt.csv")
+    assert [row["Ground Truth"] for row in rows] == ["30 days\nA month", "The CFO signs."]
+    assert [row["Reference Answers"] for row in rows] == ['["30 days", "A month"]', ""]
+
+
 def test_two_files_disagreeing_on_a_reference_is_a_warning_naming_both(
     workspace: Workspace,
 ) -> None:
