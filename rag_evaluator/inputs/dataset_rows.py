@@ -197,7 +197,7 @@ class _Reader:
             )
         return name, text if text.strip() else None
 
-    def reference_answers(self, cells: dict[str, str]) -> None:
+    def add_reference_answers(self, cells: dict[str, str]) -> None:
         """A reference field listing several answers gives them as the Reference Answers
         cell (a JSON array) beside the joined Ground Truth."""
         name, value = find_field(self.record.fields, REFERENCE_KEYS)
@@ -598,7 +598,7 @@ def _record_cells(reader: _Reader, number: int) -> tuple[dict[str, str], dict[st
         if text is not None:
             cells[column] = text
     if GROUND_TRUTH in cells:
-        reader.reference_answers(cells)
+        reader.add_reference_answers(cells)
     scores_name, scores_value = retrieval_scores_field(fields)
     parallel = reader.scores(scores_name, scores_value) if scores_name else None
     contexts_name, contexts_value = retrieved_contexts_field(fields)
