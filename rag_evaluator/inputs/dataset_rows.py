@@ -172,9 +172,22 @@ class _Reader:
     def error(self, message: str) -> InputError:
         return _record_error(self.source_name, self.record.location, message)
 
+    def reference_field(self) -> tuple[str, object]:
+        """The reference field; in a CSV dataset a cell spelling a list of strings (a JSON
+        array, or a Python list as pandas writes a list column) is that list."""
+        name, value = find_field(self.record.fields, REFERENCE_KEYS)
+        if self.record.from_csv and isinstance(value, str):
+            listed = parse_list_literal(value)
+            if listed and all(isinstance(item, str) for item in listed):
+                return name, listed
+        return name, value
+
     def text(self, keys: Sequence[str], what: str) -> tuple[str, str | None]:
         """A text field (question, reference, answer): ``None`` when absent, null or blank."""
-        name, value = find_field(self.record.fields, keys)
+        if what == "reference":
+            name, value = self.reference_field()
+        else:
+            name, value = find_field(self.record.fields, keys)
         if not name or value is None:
             return name, None
         text: str | None = None
@@ -200,7 +213,7 @@ class _Reader:
     def add_reference_answers(self, cells: dict[str, str]) -> None:
         """A reference field listing several answers gives them as the Reference Answers
         cell (a JSON array) beside the joined Ground Truth."""
-        name, value = find_field(self.record.fields, REFERENCE_KEYS)
+        name, value = self.reference_field()
         answers = listed_references(value)
         if answers is not None:
             cells[REFERENCE_ANSWERS] = json.dumps(list(answers), ensure_ascii=False)

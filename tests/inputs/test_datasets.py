@@ -284,6 +284,21 @@ def test_ragas_reference_given_as_a_list_of_strings_is_joined_by_lines(tmp_path:
     )
 
 
+def test_a_csv_reference_cell_spelling_a_list_is_that_list(tmp_path: Path) -> None:
+    # pandas writes an old ragas dataset's ground_truths column as Python lists.
+    path = write(
+        tmp_path,
+        "ragas.csv",
+        "question,answer,ground_truths,note\n"
+        "Capital?,Paris,['Paris'],[x]\n"
+        'Planet?,Jupiter,"[""Jupiter"", ""Jove""]",y\n'
+        "Code?,A,[1 of 2],z\n",
+    )
+    truth = load_dataset(path).ground_truth.rows
+    assert [truth[n].ground_truth for n in (1, 2, 3)] == ["Paris", "Jupiter\nJove", "[1 of 2]"]
+    assert [truth[n].reference_answers for n in (1, 2, 3)] == [None, ("Jupiter", "Jove"), None]
+
+
 def test_a_reference_list_of_one_answer_is_that_answer_alone(tmp_path: Path) -> None:
     records = [{"user_input": "Q?", "reference": ["Only.", " "], "response": "A"}]
     inputs = load_dataset(write(tmp_path, "d.json", json.dumps(records)))
