@@ -43,6 +43,22 @@ CellValue = int | float | str | None
 TOO_LONG = "too_long"
 
 
+# How a model is told that a question has several reference answers (the offline metrics take
+# the best over them; a model must not ask the answer to cover them all).
+SEVERAL_REFERENCES_PREFACE = (
+    "Several reference answers are given; any one of them is a correct and complete answer:"
+)
+
+
+def reference_for_models(item: EvaluationItem) -> str:
+    """The reference as a model-judged family sends it: the ground truth, or several
+    reference answers numbered under a line saying any one of them is enough."""
+    if not item.reference_answers:
+        return item.ground_truth
+    listed = (f"{number}. {answer}" for number, answer in enumerate(item.reference_answers, 1))
+    return "\n".join((SEVERAL_REFERENCES_PREFACE, *listed))
+
+
 @dataclass(kw_only=True, slots=True)
 class FamilyResult:
     """What one family produced for one question; families subclass it with their scores.

@@ -14,7 +14,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from rag_evaluator.families import call_failures
-from rag_evaluator.families.base import CallEstimate, JudgedFamily, ResultT, Stage, TaskRun
+from rag_evaluator.families.base import (
+    CallEstimate,
+    JudgedFamily,
+    ResultT,
+    Stage,
+    TaskRun,
+    reference_for_models,
+)
 from rag_evaluator.inputs.records import EvaluationItem
 from rag_evaluator.llm.requests import ModelRequest
 
@@ -61,7 +68,7 @@ class SingleCallFamily(JudgedFamily[ResultT]):
     def cache_inputs(self, item: EvaluationItem) -> Mapping[str, Any]:
         return {
             "question": item.question,
-            "ground_truth": item.ground_truth,
+            "ground_truth": reference_for_models(item),
             "rag_answer": item.rag_answer,
         }
 

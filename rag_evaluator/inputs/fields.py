@@ -297,7 +297,7 @@ def several_references_note(source: str, field: str, records: int) -> str:
     return (
         f"{source}: the '{field}' field of {records} record{'' if records == 1 else 's'} "
         "lists several reference answers: the offline metrics score the answer against each "
-        "and keep the best; the judge and the LLM families read them joined, one per line"
+        "and keep the best, and the judge is told that any one of them is a complete answer"
     )
 
 

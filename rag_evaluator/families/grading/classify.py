@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_evaluator.families import result_json
-from rag_evaluator.families.base import CellValue, FamilyResult, SummaryTally
+from rag_evaluator.families.base import (
+    CellValue,
+    FamilyResult,
+    SummaryTally,
+    reference_for_models,
+)
 from rag_evaluator.families.grading import calls as answer_grading_calls
 from rag_evaluator.families.grading.calls import CORRECT, DONT_KNOW, WRONG, Classification
 from rag_evaluator.families.jury.voting import common_value, first_failure, plurality_label
@@ -64,7 +69,7 @@ class ClassifyFamily(SingleCallFamily[ClassifyResult]):
 
     def request(self, item: EvaluationItem) -> ModelRequest:
         return answer_grading_calls.classify_request(
-            item.question, item.ground_truth, item.rag_answer
+            item.question, reference_for_models(item), item.rag_answer
         )
 
     def from_answer(self, answer: Any) -> ClassifyResult:

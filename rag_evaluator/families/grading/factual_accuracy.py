@@ -13,7 +13,12 @@ from typing import Any
 
 from rag_evaluator.families import result_json
 from rag_evaluator.families import scores as judged_scores
-from rag_evaluator.families.base import CellValue, FamilyResult, SummaryTally
+from rag_evaluator.families.base import (
+    CellValue,
+    FamilyResult,
+    SummaryTally,
+    reference_for_models,
+)
 from rag_evaluator.families.grading import calls as answer_grading_calls
 from rag_evaluator.families.grading.calls import FactualAccuracyVerdict
 from rag_evaluator.families.jury.voting import (
@@ -95,7 +100,7 @@ class FactualAccuracyFamily(SingleCallFamily[FactualAccuracyResult]):
 
     def request(self, item: EvaluationItem) -> ModelRequest:
         return answer_grading_calls.factual_accuracy_request(
-            item.question, item.ground_truth, item.rag_answer
+            item.question, reference_for_models(item), item.rag_answer
         )
 
     def from_answer(self, answer: Any) -> FactualAccuracyResult:

@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_evaluator.families import result_json
-from rag_evaluator.families.base import CellValue, FamilyResult, SummaryTally
+from rag_evaluator.families.base import (
+    CellValue,
+    FamilyResult,
+    SummaryTally,
+    reference_for_models,
+)
 from rag_evaluator.families.grading import calls as answer_grading_calls
 from rag_evaluator.families.grading.calls import MatchVerdict
 from rag_evaluator.families.jury.voting import (
@@ -52,7 +57,9 @@ class MatchFamily(SingleCallFamily[MatchResult]):
     reply_tokens = (30, 200)
 
     def request(self, item: EvaluationItem) -> ModelRequest:
-        return answer_grading_calls.match_request(item.question, item.ground_truth, item.rag_answer)
+        return answer_grading_calls.match_request(
+            item.question, reference_for_models(item), item.rag_answer
+        )
 
     def from_answer(self, answer: Any) -> MatchResult:
         verdict: MatchVerdict = answer

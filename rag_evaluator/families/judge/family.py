@@ -14,6 +14,7 @@ from rag_evaluator.families.base import (
     Stage,
     SummaryTally,
     TaskRun,
+    reference_for_models,
 )
 from rag_evaluator.families.defaults import JUDGE_FAMILY as JUDGE_FAMILY
 from rag_evaluator.families.judge.prompts import build_user_message
@@ -79,7 +80,7 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
     def request(self, item: EvaluationItem) -> ModelRequest:
         return ModelRequest(
             system=self.system_prompt,
-            user=build_user_message(item.question, item.ground_truth, item.rag_answer),
+            user=build_user_message(item.question, reference_for_models(item), item.rag_answer),
             schema=VERDICT_SCHEMA,
             max_tokens=JUDGE_MAX_TOKENS,
             purpose="judge",
@@ -130,7 +131,7 @@ class JudgeFamily(JudgedFamily[JudgeResult]):
     def cache_inputs(self, item: EvaluationItem) -> Mapping[str, Any]:
         return {
             "question": item.question,
-            "ground_truth": item.ground_truth,
+            "ground_truth": reference_for_models(item),
             "rag_answer": item.rag_answer,
         }
 

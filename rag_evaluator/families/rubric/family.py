@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_evaluator.families import result_json
-from rag_evaluator.families.base import CellValue, FamilyResult, SummaryTally
+from rag_evaluator.families.base import (
+    CellValue,
+    FamilyResult,
+    SummaryTally,
+    reference_for_models,
+)
 from rag_evaluator.families.jury.voting import (
     first_failure,
     majority_rate,
@@ -76,7 +81,7 @@ class RubricFamily(SingleCallFamily[RubricResult]):
             self.system_prompt,
             item.question,
             item.rag_answer,
-            item.ground_truth,
+            reference_for_models(item),
             item.contexts,
         )
 
@@ -100,7 +105,7 @@ class RubricFamily(SingleCallFamily[RubricResult]):
     def cache_inputs(self, item: EvaluationItem) -> Mapping[str, Any]:
         inputs: dict[str, Any] = {"question": item.question, "rag_answer": item.rag_answer}
         if GROUND_TRUTH_INPUT in self.rubric.inputs:
-            inputs["ground_truth"] = item.ground_truth
+            inputs["ground_truth"] = reference_for_models(item)
         if CONTEXTS_INPUT in self.rubric.inputs:
             inputs["contexts"] = item.contexts
         return inputs
