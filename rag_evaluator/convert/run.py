@@ -147,6 +147,7 @@ def output_rows(matched: list[MatchedEntry]) -> list[list[str]]:
 
 
 def _contexts_cell(contexts: list[str] | None) -> str:
+    """A list cell (contexts, reference answers): blank when not given, else a JSON array."""
     # Blank (unknown) and [] (nothing retrieved) score differently in evaluate.
     return "" if contexts is None else json.dumps(contexts, ensure_ascii=False)
 
@@ -225,14 +226,9 @@ def carried_ground_truth(assignment: Assignment) -> CarriedGroundTruth:
                 ),
                 None,
             )
-        answers = kept.reference_answers
+        answers = None if kept.reference_answers is None else list(kept.reference_answers)
         rows.append(
-            [
-                str(number),
-                kept.reference or "",
-                _contexts_cell(golden),
-                "" if answers is None else json.dumps(list(answers), ensure_ascii=False),
-            ]
+            [str(number), kept.reference or "", _contexts_cell(golden), _contexts_cell(answers)]
         )
     return CarriedGroundTruth(_without_blank_last_column(rows), missing, conflicts)
 

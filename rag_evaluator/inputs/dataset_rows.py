@@ -183,13 +183,27 @@ class _Reader:
         return name, value
 
     def text(self, keys: Sequence[str], what: str) -> tuple[str, str | None]:
-        """A text field (question, reference, answer): ``None`` when absent, null or blank."""
-        if what == "reference":
-            name, value = self.reference_field()
-        else:
-            name, value = find_field(self.record.fields, keys)
+        """A text field (question, answer): ``None`` when absent, null or blank."""
+        name, value = find_field(self.record.fields, keys)
+        return name, self._text_of(name, value, what)
+
+    def reference(self, cells: dict[str, str]) -> None:
+        """The reference as the Ground Truth cell; when it lists several answers, also the
+        Reference Answers cell (a JSON array), counted for the note."""
+        name, value = self.reference_field()
+        text = self._text_of(name, value, "reference")
+        if text is None:
+            return
+        cells[GROUND_TRUTH] = text
+        answers = listed_references(value)
+        if answers is not None:
+            cells[REFERENCE_ANSWERS] = json.dumps(list(answers), ensure_ascii=False)
+            self.several_references[name] = self.several_references.get(name, 0) + 1
+
+    def _text_of(self, name: str, value: object, what: str) -> str | None:
+        """The text a field holds; ``None`` when absent, null or blank."""
         if not name or value is None:
-            return name, None
+            return None
         text: str | None = None
         if isinstance(value, str):
             text = clean_text(value)
@@ -208,16 +222,7 @@ class _Reader:
                 f"the '{name}' field is {json_type(value)}, not {what} text. "
                 f"Write the {what} as a string"
             )
-        return name, text if text.strip() else None
-
-    def add_reference_answers(self, cells: dict[str, str]) -> None:
-        """A reference field listing several answers gives them as the Reference Answers
-        cell (a JSON array) beside the joined Ground Truth."""
-        name, value = self.reference_field()
-        answers = listed_references(value)
-        if answers is not None:
-            cells[REFERENCE_ANSWERS] = json.dumps(list(answers), ensure_ascii=False)
-            self.several_references[name] = self.several_references.get(name, 0) + 1
+        return text if text.strip() else None
 
     def question(self) -> tuple[str | None, str | None]:
         """The question (``None`` when missing) and, when it is chat-style (a list of
@@ -603,15 +608,10 @@ def _record_cells(reader: _Reader, number: int) -> tuple[dict[str, str], dict[st
         cells[QUESTION] = question
     if conversation is not None:
         derived[CONVERSATION_COLUMN] = conversation
-    for column, keys, what in (
-        (GROUND_TRUTH, REFERENCE_KEYS, "reference"),
-        (RAG_ANSWER, ANSWER_KEYS, "answer"),
-    ):
-        _, text = reader.text(keys, what)
-        if text is not None:
-            cells[column] = text
-    if GROUND_TRUTH in cells:
-        reader.add_reference_answers(cells)
+    reader.reference(cells)
+    _, answer = reader.text(ANSWER_KEYS, "answer")
+    if answer is not None:
+        cells[RAG_ANSWER] = answer
     scores_name, scores_value = retrieval_scores_field(fields)
     parallel = reader.scores(scores_name, scores_value) if scores_name else None
     contexts_name, contexts_value = retrieved_contexts_field(fields)

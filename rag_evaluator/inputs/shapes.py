@@ -226,12 +226,6 @@ _CONTEXT_KEYS = _alias_keys(CONTEXT_FIELDS)
 _CONTEXT_TEXT_KEYS = _alias_keys(CONTEXT_TEXT_FIELDS)
 _CONTAINER_KEYS = _alias_keys(CONTAINER_FIELDS)
 REFERENCE_KEYS = _alias_keys(REFERENCE_FIELDS)
-# Said when a dataset holds answers but no reference: a golden set's lone "answer" field is
-# read as the RAG system's answer (as ragas names it), so its references seem missing.
-GOLDEN_SET_HINT = (
-    "if its answers are your reference answers (a golden set), name that field reference, "
-    "ground_truth or expected_answer: answer is read as the RAG system's"
-)
 REFERENCE_CONTEXT_KEYS = _alias_keys(REFERENCE_CONTEXT_FIELDS)
 REQUIRED_FACT_KEYS = _alias_keys(REQUIRED_FACT_FIELDS)
 QUESTION_ID_KEYS = _alias_keys(QUESTION_ID_FIELDS)
@@ -243,6 +237,13 @@ ANSWER_KEYS = _ANSWER_KEYS
 CONTEXT_KEYS = _CONTEXT_KEYS
 _DEEPEVAL_KEYS = _alias_keys(DEEPEVAL_FIELDS)
 _DEEPEVAL_GOLDEN_KEY = column_key(DEEPEVAL_GOLDEN_CONTEXT_FIELD)
+
+# Said when a dataset holds answers but no reference: a golden set's lone "answer" field is
+# read as the RAG system's answer (as ragas names it), so its references seem missing.
+GOLDEN_SET_HINT = (
+    "if its answers are your reference answers (a golden set), name that field reference, "
+    "ground_truth or expected_answer: answer is read as the RAG system's"
+)
 
 
 def clean_text(text: str) -> str:

@@ -107,9 +107,9 @@ class SavedForStage:
 def saved_for_stage(stage: Stage, saved: RecordedStage) -> SavedForStage:
     """Match ``saved``'s outcomes to ``stage``'s requests: the whole stage when it is the one
     recorded, else request by request (the same request, the same digest)."""
-    same_length = len(saved.outcomes) == len(stage)
     digests = stage_digest(stage)
-    if same_length and saved.digest in (digests, _whole_stage_digest(stage)):
+    same_stage = saved.digest == digests or saved.digest == _whole_stage_digest(stage)
+    if same_stage and len(saved.outcomes) == len(stage):
         return SavedForStage(list(saved.outcomes), [])
     recorded_requests = saved.digest.split(",")
     if len(recorded_requests) != len(saved.outcomes):  # an earlier version's whole-stage digest

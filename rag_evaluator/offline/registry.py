@@ -147,8 +147,6 @@ class BertScores:
         scored = [score for score in scores if score is not None]
         if not scored:
             return None
-        if len(scored) == 1:
-            return scored[0]
         return cls(
             max(score.precision for score in scored),
             max(score.recall for score in scored),
