@@ -45,7 +45,7 @@ from rag_evaluator.llm.checkpoint.store import (
     StageKey,
 )
 from rag_evaluator.llm.client import ModelClient
-from rag_evaluator.llm.engine import FamilyRun, QuestionJob, stage_digest
+from rag_evaluator.llm.engine import FamilyRun, QuestionJob, journal_entry
 from rag_evaluator.llm.requests import CallOutcome, FailureKind, ModelRequest
 from rag_evaluator.llm.routing import ModelClients
 from rag_evaluator.settings import DEFAULT_BATCH_WINDOW_BYTES
@@ -217,16 +217,16 @@ class BatchRunner:
             if any(outcome is None for outcome in run.outcomes):
                 continue  # not sent: over the budget
             outcomes = tuple(run.outcomes)
-            finished_key, digest = run.key, stage_digest(run.stage)
+            finished_key, entry = run.key, journal_entry(run.stage, run.spent_elsewhere, outcomes)
             next_stage = run.next_stage(outcomes)  # type: ignore[arg-type]
             if next_stage is not None:
-                self.recorder.stage_finished(finished_key, digest, outcomes)
+                self.recorder.stage_finished(finished_key, *entry)
                 next_waiting.append(run)
                 continue
             siblings = self.active.get(run.question_number, [])
             if any(other.result is None for other in siblings):
                 # Done, but another family of the question is not: keep its cost.
-                self.recorder.stage_finished(finished_key, digest, outcomes)
+                self.recorder.stage_finished(finished_key, *entry)
             self._finish_if_done(run.question_number)
         return next_waiting
 
@@ -475,9 +475,7 @@ class BatchRunner:
             # Durable before the batch counts as done: a stop now never pays for these again.
             applied = self.applied.setdefault(run.key, set())
             applied.add(batch_id)
-            self.recorder.stage_finished(
-                run.key, stage_digest(run.stage), run.journal_outcomes(), sorted(applied)
-            )
+            self.recorder.stage_finished(run.key, *run.journal_entry(), sorted(applied))
         self.writer.append_batch_done(batch_id)
         self.open_batches.pop(batch_id, None)
         if refusal is not None:

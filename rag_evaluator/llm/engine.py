@@ -99,9 +99,9 @@ class SavedForStage:
     """A recorded stage laid over the stage a resume is about to send."""
 
     outcomes: list[RecordedOutcome | None]  # by the stage's requests; None: nothing recorded
-    # Recorded for requests no longer in the stage (a juror answered from the cache since):
-    # not replayed, but what they paid stays paid.
-    elsewhere: list[RecordedOutcome]
+    # Recorded for requests no longer in the stage (a juror answered from the cache since),
+    # with their request digests: not replayed, but what they paid stays paid.
+    elsewhere: list[tuple[str, RecordedOutcome]]
 
 
 def saved_for_stage(stage: Stage, saved: RecordedStage) -> SavedForStage:
@@ -113,7 +113,9 @@ def saved_for_stage(stage: Stage, saved: RecordedStage) -> SavedForStage:
         return SavedForStage(list(saved.outcomes), [])
     recorded_requests = saved.digest.split(",")
     if len(recorded_requests) != len(saved.outcomes):  # an earlier version's whole-stage digest
-        return SavedForStage([None] * len(stage), [o for o in saved.outcomes if o is not None])
+        # Its requests cannot be told apart: what they paid is kept under the stage's digest.
+        spent = [(saved.digest, o) for o in saved.outcomes if o is not None]
+        return SavedForStage([None] * len(stage), spent)
     by_request: dict[str, list[RecordedOutcome]] = {}
     for request_digest, outcome in zip(recorded_requests, saved.outcomes, strict=True):
         if outcome is not None:
@@ -122,7 +124,40 @@ def saved_for_stage(stage: Stage, saved: RecordedStage) -> SavedForStage:
         found.pop(0) if (found := by_request.get(request_digest)) else None
         for request_digest in digests.split(",")
     ]
-    return SavedForStage(matched, [o for unmatched in by_request.values() for o in unmatched])
+    elsewhere = [(d, outcome) for d, unmatched in by_request.items() for outcome in unmatched]
+    return SavedForStage(matched, elsewhere)
+
+
+def journal_entry(
+    stage: Stage,
+    elsewhere: Sequence[tuple[str, RecordedOutcome]],
+    outcomes: Sequence[CallOutcome | None],
+) -> tuple[str, list[CallOutcome | None]]:
+    """A stage line's digest and outcomes: the stage's own, then what requests no longer in
+    it paid (``SavedForStage.elsewhere``), so a line written again keeps that spend on record."""
+    digest = stage_digest(stage)
+    if not elsewhere:
+        return digest, list(outcomes)
+    kept = [as_call_outcome(saved) for _, saved in elsewhere]
+    return ",".join([digest, *(d for d, _ in elsewhere)]), [*outcomes, *kept]
+
+
+def as_call_outcome(saved: RecordedOutcome) -> CallOutcome:
+    """A recorded outcome as a call outcome that ``recorded`` turns back into the same record
+    (its answer is not parsed: it is only kept)."""
+    if saved.pending:
+        return paid_part(saved, saved.error)
+    failure = FailureKind(saved.failure) if saved.failure else None
+    return CallOutcome(
+        None,
+        saved.payload,
+        saved.error,
+        failure,
+        saved.usage,
+        saved.calls,
+        saved.cost_usd,
+        saved.retries,
+    )
 
 
 def recorded(outcome: CallOutcome) -> RecordedOutcome:
@@ -211,6 +246,8 @@ class FamilyRun:
         self.carried: dict[int, CallOutcome] = {}
         self.result: FamilyResult | None = None
         self._journal: Mapping[StageKey, RecordedStage] = {}
+        # What the current stage's recorded requests no longer in it paid (digest, outcome).
+        self.spent_elsewhere: list[tuple[str, RecordedOutcome]] = []
         self.usage = TokenUsage()
         self.calls = 0
         self.cost_usd = 0.0
@@ -234,11 +271,13 @@ class FamilyRun:
     def _replay(self, stage: Stage | None) -> Stage | None:
         """Fill ``stage`` and the stages after it from the journal; the first one to send."""
         while stage is not None:
+            self.spent_elsewhere = []
             recorded_stage = self._journal.get(self.key)
             if recorded_stage is None:
                 return stage
             saved = saved_for_stage(stage, recorded_stage)
-            for outcome in saved.elsewhere:
+            self.spent_elsewhere = saved.elsewhere
+            for _, outcome in saved.elsewhere:
                 self._count_spent(outcome)
             if all(outcome is None for outcome in saved.outcomes):
                 return stage
@@ -281,6 +320,10 @@ class FamilyRun:
             outcome if outcome is not None else self.carried.get(index)
             for index, outcome in enumerate(self.outcomes)
         ]
+
+    def journal_entry(self) -> tuple[str, list[CallOutcome | None]]:
+        """The current stage's line as the journal keeps it (``journal_entry``)."""
+        return journal_entry(self.stage, self.spent_elsewhere, self.journal_outcomes())
 
     def hold(self, index: int, paid: CallOutcome) -> None:
         """Keep what an attempt that brought no answer paid for (cut short by a stop, or
@@ -543,7 +586,7 @@ class DirectEngine:
             self._calls.put(ticket)
 
     def _journal_stage(self, run: FamilyRun) -> None:
-        self._listener.stage_finished(run.key, stage_digest(run.stage), run.journal_outcomes())
+        self._listener.stage_finished(run.key, *run.journal_entry())
 
     def _deliver(self, ticket: _Ticket, outcome: CallOutcome) -> None:
         active = self._active[ticket.question_number]
@@ -557,18 +600,20 @@ class DirectEngine:
         finished_key = run.key
         # Digested now (``next_stage`` moves on) but only journaled when the question goes
         # on: a question done in one stage, the usual case, skips hashing its prompts.
-        finished_stage = run.stage
+        finished_stage, elsewhere = run.stage, run.spent_elsewhere
         next_stage = run.next_stage(outcomes)
         if next_stage is not None:
             # The question needs more calls: keep what this stage cost.
-            self._listener.stage_finished(finished_key, stage_digest(finished_stage), outcomes)
+            entry = journal_entry(finished_stage, elsewhere, outcomes)
+            self._listener.stage_finished(finished_key, *entry)
             if self._draining is None:
                 self._submit(active, run, next_stage)
             return
         if any(other.result is None for other in active.runs.values()):
             # This family is done but another of the question is not: keep what it cost, so a
             # stop before the question's line is written never pays for these calls again.
-            self._listener.stage_finished(finished_key, stage_digest(finished_stage), outcomes)
+            entry = journal_entry(finished_stage, elsewhere, outcomes)
+            self._listener.stage_finished(finished_key, *entry)
         self._finish_if_done(active)
 
     def _failed(self, ticket: _Ticket, error: BaseException) -> None:

@@ -17,7 +17,7 @@ from evaluate_support import (
     write_inputs,
 )
 from fakes.anthropic_server import FakeAnthropicServer, verdict
-from fakes.openai_server import FakeOpenAIServer
+from fakes.openai_server import FakeOpenAIServer, Fault
 from llm_support import ALL_LLM, write_inputs_with_contexts
 
 pytestmark = pytest.mark.needs_extra("openai")
@@ -367,3 +367,43 @@ def test_a_resumed_jury_question_keeps_what_its_jurors_answered_when_the_cache_f
     assert fake_anthropic.paid_twice() == []
     assert len(fake_anthropic.requests) == 5
     assert len(fake_openai.requests) == asked_alone + 5
+
+
+def test_what_a_juror_answered_before_the_cache_filled_stays_spent_through_a_second_stop(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer, fake_openai: FakeOpenAIServer
+) -> None:
+    # The budget stops the run inside a question: haiku answered it, the others did not.
+    priced = [*RUN[:-2], "--price", "1000/1000", "--concurrency", "1", "--metrics", "classify"]
+    stopped = run_cli([*priced, "--max-cost", "0.5"])
+    assert stopped.exit_code == 4, stopped.output
+    assert len(fake_anthropic.requests) == 1 and not fake_openai.requests, stopped.output
+    # Meanwhile a run of haiku alone over a copy of the files fills the shared cache with
+    # haiku's answers: the resumed question no longer asks haiku.
+    copy = workspace.directory / "copy"
+    copy.mkdir()
+    for _, name in FILES:
+        (copy / name).write_bytes((workspace.directory / name).read_bytes())
+    paths = [f"--{kind}=copy/{name}" for kind, name in FILES]
+    alone = run_cli([*RUN[:-4], "--model", "haiku", "--metrics", "classify", *paths])
+    assert alone.exit_code == 0, alone.output
+
+    # The resume stops again inside the same question (one juror answered, one not): the
+    # question's stage is written again without haiku's request.
+    asked_before = len(fake_openai.requests)
+    fake_openai.fail_next(Fault.slow(0), Fault.status(401, "invalid key"))
+    again = run_cli([*priced, "--max-cost", "100"], input_text="y\n")
+    assert again.exit_code != 0, again.output
+    assert len(fake_openai.requests) == asked_before + 2, again.output
+    finished = run_cli([*priced, "--max-cost", "100"], input_text="y\n")
+
+    assert finished.exit_code == 0, finished.output
+    # haiku's first answer, paid before the cache had it, is still in the run's calls and
+    # spending: 1 haiku call and 2 for each of the 5 questions from the other jurors.
+    assert len(fake_openai.requests) == asked_before + 11  # the call refused (401) asked again
+    final = max((workspace.directory / "Evaluation_Runs").glob("*.csv"), key=_written_at)
+    summary = read_results(final).summary
+    assert summary["Judge Calls"] == "11", summary
+
+
+def _written_at(path: Path) -> float:
+    return path.stat().st_mtime_ns

@@ -44,6 +44,9 @@ from rag_evaluator.llm.engine import (
     DirectEngine,
     FamilyRun,
     QuestionJob,
+    SavedForStage,
+    as_call_outcome,
+    journal_entry,
     recorded,
     saved_for_stage,
     stage_digest,
@@ -813,14 +816,24 @@ def _outcome(cost: float) -> RecordedOutcome:
     return RecordedOutcome({"label": "CORRECT"}, None, None, CALL_USAGE, 1, cost)
 
 
+def _costs(saved: SavedForStage) -> list[float]:
+    """What every recorded outcome a resume met paid: replayed or spent elsewhere."""
+    replayed_ones = [outcome for outcome in saved.outcomes if outcome is not None]
+    return sorted(o.cost_usd for o in [*replayed_ones, *(o for _, o in saved.elsewhere)])
+
+
 @settings(max_examples=80, deadline=None)
 @given(
     recorded_models=st.lists(st.sampled_from("abcde"), min_size=1, max_size=5, unique=True),
     answered=st.lists(st.booleans(), min_size=5, max_size=5),
     stage_models=st.lists(st.sampled_from("abcde"), min_size=1, max_size=5, unique=True),
+    third_models=st.lists(st.sampled_from("abcde"), min_size=1, max_size=5, unique=True),
 )
 def test_a_recorded_stage_is_replayed_request_by_request_and_nothing_paid_is_lost(
-    recorded_models: list[str], answered: list[bool], stage_models: list[str]
+    recorded_models: list[str],
+    answered: list[bool],
+    stage_models: list[str],
+    third_models: list[str],
 ) -> None:
     # The stage recorded before a stop, and the stage a resume sends (a juror answered from
     # the cache since is no longer in it; its order may differ).
@@ -835,8 +848,29 @@ def test_a_recorded_stage_is_replayed_request_by_request_and_nothing_paid_is_los
     by_model = dict(zip(recorded_models, outcomes, strict=True))
     assert saved.outcomes == [by_model.get(model) for model in stage_models]
     # Every recorded outcome is replayed or counted as spent elsewhere, once.
-    kept = [outcome for outcome in saved.outcomes if outcome is not None] + saved.elsewhere
-    assert sorted(o.cost_usd for o in kept) == sorted(o.cost_usd for o in outcomes if o)
+    paid = sorted(o.cost_usd for o in outcomes if o)
+    assert _costs(saved) == paid
+
+    # The resume stops again before the stage is answered: the line it writes again still
+    # holds what the requests no longer in the stage paid, for a third run to count.
+    replayed_outcomes = [None if o is None else as_call_outcome(o) for o in saved.outcomes]
+    digest, entries = journal_entry(stage, saved.elsewhere, replayed_outcomes)
+    rewritten = RecordedStage(digest, tuple(None if e is None else recorded(e) for e in entries))
+    third_stage = tuple(_request(model) for model in third_models)
+    assert _costs(saved_for_stage(third_stage, rewritten)) == paid
+
+
+@given(
+    failure=st.sampled_from([None, "question", "pending"]),
+    payload=st.one_of(st.none(), st.just({"label": "CORRECT"})),
+)
+def test_a_recorded_outcome_kept_again_is_the_same_record(
+    failure: str | None, payload: dict[str, str] | None
+) -> None:
+    saved = RecordedOutcome(
+        None if failure == "pending" else payload, "an error", failure, CALL_USAGE, 2, 0.5, 1
+    )
+    assert recorded(as_call_outcome(saved)) == saved
 
 
 def test_a_stage_recorded_with_a_whole_stage_digest_still_replays() -> None:
@@ -849,4 +883,4 @@ def test_a_stage_recorded_with_a_whole_stage_digest_still_replays() -> None:
 
     # The stage changed since: nothing is replayed, what was paid is still counted.
     changed = saved_for_stage((_request("b"),), RecordedStage(legacy_digest, outcomes))
-    assert changed.outcomes == [None] and changed.elsewhere == [outcomes[0]]
+    assert changed.outcomes == [None] and changed.elsewhere == [(legacy_digest, outcomes[0])]
