@@ -339,27 +339,41 @@ def test_calibrate_reports_each_juror_beside_the_jury(
     assert rows["haiku"]["agreement"] == 0.8
 
 
-def test_a_resumed_jury_question_keeps_what_its_jurors_answered_when_the_cache_fills_between(
-    workspace: Workspace, fake_anthropic: FakeAnthropicServer, fake_openai: FakeOpenAIServer
+# A jury run priced so that --max-cost can stop it inside a question.
+PRICED = [*RUN[:-2], "--price", "1000/1000", "--concurrency", "1", "--metrics", "classify"]
+
+
+def _stop_inside_a_question_then_fill_the_cache(
+    workspace: Workspace,
+    fake_anthropic: FakeAnthropicServer,
+    fake_openai: FakeOpenAIServer,
+    juror_alone: str,
 ) -> None:
-    # The budget stops the run inside a question: haiku answered it, the others did not.
-    priced = [*RUN[:-2], "--price", "1000/1000", "--concurrency", "1", "--metrics", "classify"]
-    stopped = run_cli([*priced, "--max-cost", "0.5"])
+    """The budget stops a jury run inside its first question (haiku answered it, the others
+    did not); meanwhile a run of ``juror_alone``'s model alone, over a copy of the files (a
+    checkpoint of its own), fills the shared cache with its answers."""
+    stopped = run_cli([*PRICED, "--max-cost", "0.5"])
     assert stopped.exit_code == 4, stopped.output
     assert len(fake_anthropic.requests) == 1 and not fake_openai.requests, stopped.output
-    # Meanwhile a run of one juror's model alone, over a copy of the files (a checkpoint of
-    # its own), fills the shared cache with its answers.
     copy = workspace.directory / "copy"
     copy.mkdir()
     for _, name in FILES:
         (copy / name).write_bytes((workspace.directory / name).read_bytes())
     paths = [f"--{kind}=copy/{name}" for kind, name in FILES]
-    alone = run_cli([*RUN[:-4], "--model", "openai/llama3.1:8b", "--metrics", "classify", *paths])
+    alone = run_cli([*RUN[:-4], "--model", juror_alone, "--metrics", "classify", *paths])
     assert alone.exit_code == 0, alone.output
-    asked_alone = len(fake_openai.requests)
     assert checkpoint_files(workspace.checkpoints)  # the stopped jury run's is still there
 
-    resumed = run_cli([*priced, "--max-cost", "100"], input_text="y\n")
+
+def test_a_resumed_jury_question_keeps_what_its_jurors_answered_when_the_cache_fills_between(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer, fake_openai: FakeOpenAIServer
+) -> None:
+    _stop_inside_a_question_then_fill_the_cache(
+        workspace, fake_anthropic, fake_openai, "openai/llama3.1:8b"
+    )
+    asked_alone = len(fake_openai.requests)
+
+    resumed = run_cli([*PRICED, "--max-cost", "100"], input_text="y\n")
 
     assert resumed.exit_code == 0, resumed.output
     assert "Resume previous run?" in resumed.stderr, resumed.output
@@ -372,29 +386,17 @@ def test_a_resumed_jury_question_keeps_what_its_jurors_answered_when_the_cache_f
 def test_what_a_juror_answered_before_the_cache_filled_stays_spent_through_a_second_stop(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer, fake_openai: FakeOpenAIServer
 ) -> None:
-    # The budget stops the run inside a question: haiku answered it, the others did not.
-    priced = [*RUN[:-2], "--price", "1000/1000", "--concurrency", "1", "--metrics", "classify"]
-    stopped = run_cli([*priced, "--max-cost", "0.5"])
-    assert stopped.exit_code == 4, stopped.output
-    assert len(fake_anthropic.requests) == 1 and not fake_openai.requests, stopped.output
-    # Meanwhile a run of haiku alone over a copy of the files fills the shared cache with
-    # haiku's answers: the resumed question no longer asks haiku.
-    copy = workspace.directory / "copy"
-    copy.mkdir()
-    for _, name in FILES:
-        (copy / name).write_bytes((workspace.directory / name).read_bytes())
-    paths = [f"--{kind}=copy/{name}" for kind, name in FILES]
-    alone = run_cli([*RUN[:-4], "--model", "haiku", "--metrics", "classify", *paths])
-    assert alone.exit_code == 0, alone.output
+    # The cache fills with haiku's answers: the resumed question no longer asks haiku.
+    _stop_inside_a_question_then_fill_the_cache(workspace, fake_anthropic, fake_openai, "haiku")
 
     # The resume stops again inside the same question (one juror answered, one not): the
     # question's stage is written again without haiku's request.
     asked_before = len(fake_openai.requests)
     fake_openai.fail_next(Fault.slow(0), Fault.status(401, "invalid key"))
-    again = run_cli([*priced, "--max-cost", "100"], input_text="y\n")
+    again = run_cli([*PRICED, "--max-cost", "100"], input_text="y\n")
     assert again.exit_code != 0, again.output
     assert len(fake_openai.requests) == asked_before + 2, again.output
-    finished = run_cli([*priced, "--max-cost", "100"], input_text="y\n")
+    finished = run_cli([*PRICED, "--max-cost", "100"], input_text="y\n")
 
     assert finished.exit_code == 0, finished.output
     # haiku's first answer, paid before the cache had it, is still in the run's calls and
