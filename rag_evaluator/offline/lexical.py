@@ -13,6 +13,7 @@ contiguously, in the answer's token sequence.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -22,10 +23,38 @@ import regex
 from rag_evaluator.text import non_answers
 from rag_evaluator.text.citations import blank_citations, find_citations
 
-# A number: optional sign, optional "$", digits with optional thousands separators and
-# decimals, optional "%". The sign counts only when the dash is not glued to a word or to a
-# number before it: "C-1" is 1 and "5%-10%" is a range of 5 and 10, not 5 and -10.
-_NUMBER_PATTERN = r"(?:(?<![\w.%])-|(?<![\w.]))\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?"
+# A number: digits with optional thousands separators and decimals, then "%" or a scale word
+# ("2 million"); after a currency sign also a scale abbreviation ("$1.2M", "£3bn": without the
+# sign "5k" or "4K" is as often a distance or a resolution as a thousand).
+_DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_CURRENCY_SIGNS = "$€£¥"
+_SCALE_EXPONENTS = {
+    "thousand": 3,
+    "k": 3,
+    "million": 6,
+    "m": 6,
+    "mn": 6,
+    "mm": 6,
+    "billion": 9,
+    "b": 9,
+    "bn": 9,
+    "trillion": 12,
+    "t": 12,
+    "tn": 12,
+}
+_SCALE_WORD = r"[ \u00a0]?(?i:thousand|million|billion|trillion)\b"
+_SCALE_ABBREVIATION = r"(?:(?i:k|mn|mm|m|bn|b|tn|t)\b|[ \u00a0](?i:mn|bn|tn)\b)"
+_AMOUNT = (
+    rf"(?:[{_CURRENCY_SIGNS}]{_DIGITS}(?:{_SCALE_WORD}|{_SCALE_ABBREVIATION}|%)?"
+    rf"|{_DIGITS}(?:%|{_SCALE_WORD})?)"
+)
+# The sign counts only when the dash is not glued to a word or to a number before it: "C-1"
+# is 1 and "5%-10%" is a range of 5 and 10, not 5 and -10.
+_NUMBER_PATTERN = rf"(?:(?<![\w.%])-|(?<![\w.])){_AMOUNT}"
+_NUMBER_PARTS = re.compile(
+    rf"(?P<sign>-)?[{_CURRENCY_SIGNS}]?(?P<digits>[\d,]+(?:\.\d+)?)"
+    r"(?:%|[ \u00a0]?(?P<scale>[A-Za-z]+))?"
+)
 # A word: letters, marks and digits of any script; in scripts written without spaces (Han,
 # kana, Thai...) each character is a word.
 _CHARACTER_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
@@ -40,7 +69,7 @@ _LETTERS = regex.compile(r"[\p{L}\p{M}]+")
 # capitalised words or numbers on the same line ("Territory 118", "Rule C-1", "New York
 # City", "Красная Площадь").
 _CAPITALISED_PHRASE = regex.compile(
-    r"(?<![\w-])\p{Lu}[\w'’-]*(?:[ \t]+(?:\p{Lu}[\w'’-]*|\$?\d[\d,.]*%?))*"
+    rf"(?<![\w-])\p{{Lu}}[\w'’-]*(?:[ \t]+(?:\p{{Lu}}[\w'’-]*|{_AMOUNT}))*"
 )
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d+[.)])[ \t]+(?P<text>\S.*)$", re.MULTILINE)
 # Where a list item's label ends: "* Rule C-1: territory definitions" is labelled "Rule C-1".
@@ -123,16 +152,29 @@ class Keywords:
 
 
 def _normalise_text(text: str) -> str:
-    return text.replace("’", "'").replace("‘", "'")
+    """Curly apostrophes straightened, the minus sign (U+2212) a hyphen-minus, and one Unicode
+    form (NFC: "é" typed as e and a combining accent is "é")."""
+    text = text.replace("’", "'").replace("‘", "'").replace("\u2212", "-")
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def parse_number(text: str) -> Decimal | None:
-    """The value of a number as written in text: ``$1,234.50`` -> 1234.50, ``0.3%`` -> 0.3."""
-    cleaned = text.replace("$", "").replace(",", "").replace("%", "")
+    """The value of a number as written in text: ``$1,234.50`` -> 1234.50, ``0.3%`` -> 0.3,
+    ``2 million`` and ``$2M`` -> 2000000."""
+    parts = _NUMBER_PARTS.fullmatch(text.strip())
+    if parts is None:
+        return None
     try:
-        return Decimal(cleaned)
+        value = Decimal(parts["digits"].replace(",", ""))
     except InvalidOperation:
         return None
+    scale = parts["scale"]
+    if scale is not None:
+        exponent = _SCALE_EXPONENTS.get(scale.casefold())
+        if exponent is None:
+            return None
+        value = value.scaleb(exponent)
+    return -value if parts["sign"] else value
 
 
 def tokenize(text: str) -> list[Token]:
@@ -227,7 +269,7 @@ def extract_keywords(text: str) -> Keywords:
 
 
 def _normalised_for_equality(text: str) -> str:
-    return " ".join(text.casefold().split())
+    return " ".join(_normalise_text(text).casefold().split())
 
 
 def exact_match(answer: str, ground_truth: str) -> float:

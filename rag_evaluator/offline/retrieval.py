@@ -36,6 +36,7 @@ With no golden chunk (G = 0) recall, F1, RR, nDCG, hybrid and context_overlap ar
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -162,7 +163,9 @@ class RankedMatches:
 
 
 def normalise_chunk(text: str) -> str:
-    """The form in which chunks are compared for an exact match: whitespace runs collapsed."""
+    """The form in which chunks are compared for an exact match: one Unicode form (NFC),
+    whitespace runs collapsed."""
+    text = text if text.isascii() else unicodedata.normalize("NFC", text)
     return " ".join(text.split())
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from decimal import Decimal
 
 import pytest
@@ -19,6 +20,7 @@ from rag_evaluator.metrics import (
     list_coverage,
     list_items,
     number_match,
+    precision_at_k,
 )
 from rag_evaluator.offline.lexical import dont_know  # the dont_know column's rule
 
@@ -276,3 +278,57 @@ def test_a_dash_between_two_numbers_is_a_range_not_a_minus_sign() -> None:
     assert number_match("a drop of 90 to 99 percent", "a drop of 90%-99%") == 1.0
     # A dash after a space still makes a negative number.
     assert extract_numbers("the change was -0.133% this year") == {Decimal("-0.133")}
+
+
+def test_text_typed_in_another_unicode_form_is_the_same_text() -> None:
+    # macOS and PDF tools often write "é" as "e" and a combining accent (NFD).
+    composed = "Café Müller in Zürich"
+    decomposed = unicodedata.normalize("NFD", composed)
+    assert decomposed != composed
+    assert exact_match(decomposed, composed)
+    assert keyword_coverage(decomposed, composed) == 1.0
+    assert list_coverage(f"- {decomposed}", f"- {composed}") == 1.0
+    assert precision_at_k([composed], retrieved_chunks=[decomposed], k=1) == 1.0
+
+
+def test_the_minus_sign_is_a_minus() -> None:
+    assert extract_numbers("It was −5 °C at night") == {Decimal(-5)}
+    assert number_match("It was 5 °C", "It was −5 °C") == 0.0
+    assert number_match("It was -5 °C", "It was −5 °C") == 1.0
+
+
+@pytest.mark.parametrize(
+    ("answer", "ground_truth", "expected"),
+    [
+        ("Revenue was $1.2B", "Revenue was $1.2M", 0.0),
+        ("It raised $2 billion", "It raised $2 million", 0.0),
+        ("$1,200,000 in sales", "$1.2M in sales", 1.0),
+        ("2,000,000 users", "2 million users", 1.0),
+        ("a £3 bn deal", "a £3,000,000,000 deal", 1.0),
+        ("costs $5k", "costs $5,000", 1.0),
+        # Without a currency sign a letter is no scale: 4K is a resolution, 5k a distance.
+        ("a 4K screen", "a 4 screen", 1.0),
+        ("ran 5km", "ran 5,000", 0.0),
+    ],
+)
+def test_a_scaled_amount_is_compared_by_its_value(
+    answer: str, ground_truth: str, expected: float
+) -> None:
+    assert number_match(answer, ground_truth) == expected
+
+
+def test_a_phrase_keeps_its_scaled_amount() -> None:
+    # The capitalised phrase "Revenue $5M" is revenue and five million, not revenue and 5.
+    assert keyword_coverage("Revenue $5,000,000 this year", "Revenue $5M") == 1.0
+
+
+@given(
+    st.decimals(min_value=Decimal("0.01"), max_value=Decimal("999"), places=2),
+    st.sampled_from([("thousand", 3), ("million", 6), ("billion", 9), ("trillion", 12)]),
+)
+def test_a_scale_word_multiplies_its_number(value: Decimal, scale: tuple[str, int]) -> None:
+    word, exponent = scale
+    written = f"{value.scaleb(exponent):,f}"  # 1.5 million: "1,500,000"
+    if "." in written:
+        written = written.rstrip("0").rstrip(".")
+    assert number_match(f"about {written} people", f"about {value} {word} people") == 1.0
