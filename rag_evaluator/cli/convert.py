@@ -185,7 +185,10 @@ def _show_summary(report: ConvertReport) -> None:
         ("Contexts [] (nothing retrieved)", report.rows_with_nothing_retrieved),
         ("Contexts blank (no context field)", report.rows_without_contexts_field),
         ("Rows with retrieval scores", report.rows_with_scores),
-        (f"Unmatched (below {report.threshold:g} or unknown ID)", len(report.unmatched)),
+        (
+            f"Unmatched (below {report.threshold:g}, other numbers, unknown ID)",
+            len(report.unmatched),
+        ),
         ("Lost to a better match", len(report.lost_claims)),
         ("Entries skipped (unreadable)", report.skipped_entries),
         ("Files read", len(report.files_read)),

@@ -18,6 +18,13 @@ every pair the spec accepted; the only pairs decided differently are those whose
 difflib score was just under 85 while their LCS reaches 85, and
 ``benchmarks/convert_bench.py`` measures how rare that is.
 
+Numbers. Two texts each holding a number the other lacks ask different questions
+("revenue in 2023" is not "revenue in 2022", "item 11" is not "item 1"), however close the
+texts (a leading list label such as "1." or "Q1:" aside; a text with no number, or with more,
+may spell one out: "six hours"). When an entry's best-scoring question contradicts its
+numbers, the best question that does not is taken if it reaches the threshold, else the
+entry is unmatched.
+
 Assignment. Each entry goes to its best-scoring question (lowest question number
 on a tie) when the score reaches the threshold. One answer per question: when
 several entries claim one question, an entry with answer text beats an empty (or
@@ -30,6 +37,7 @@ an entry that loses the first number goes to the next free one.
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -65,6 +73,19 @@ class Confidence(StrEnum):
 def normalise_question(text: str) -> str:
     """Text as compared: NFKC, case-folded, whitespace runs collapsed, trimmed."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+# A list label before a question ("1. ", "Q1: ", "3) "): numbering, not part of the question.
+_LIST_LABEL = re.compile(r"^(?:q(?:uestion)?\s*)?#?\d+\s*[.):-]\s+")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def numbers_in(normalised: str) -> tuple[str, ...]:
+    """The numbers a normalised question holds, sorted: thousands separators and leading
+    zeros aside (``1,000`` is ``1000``, ``007`` is ``7``), a leading list label left out."""
+    text = _LIST_LABEL.sub("", normalised, count=1)
+    found = (number.replace(",", "").lstrip("0") or "0" for number in _NUMBER.findall(text))
+    return tuple(sorted(found))
 
 
 def confidence_label(score: float, threshold: float = DEFAULT_THRESHOLD) -> Confidence:
@@ -165,12 +186,14 @@ class MatchedEntry:
 
 @dataclass(frozen=True)
 class UnmatchedEntry:
-    """An entry no question was assigned to, with its nearest candidate if there is one."""
+    """An entry no question was assigned to, with its nearest candidate if there is one
+    (``other_numbers``: it scored enough but holds other numbers)."""
 
     entry: RagEntry
     best_question_number: int | None
     best_question: str | None
     best_score: float | None
+    other_numbers: bool = False
 
     def message(self, threshold: float, questions_name: str) -> str:
         """The warning shown for this entry."""
@@ -187,12 +210,20 @@ class UnmatchedEntry:
                 f"{entry.origin}: {questions_name} has no question to match {shown} against. "
                 "Fill in its Question column (entry skipped)"
             )
+        nearest = (
+            f"question {self.best_question_number} {quote_snippet(self.best_question or '')} "
+            f"at {display_score(self.best_score)}"
+        )
+        if self.other_numbers:
+            return (
+                f"{entry.origin}: no question in {questions_name} matches {shown}; the nearest, "
+                f"{nearest}, holds other numbers, so it asks another question. Add the "
+                f"question to {questions_name} or correct the numbers (entry skipped)"
+            )
         return (
             f"{entry.origin}: no question in {questions_name} matches {shown}; the best "
-            f"candidate is question {self.best_question_number} "
-            f"{quote_snippet(self.best_question or '')} at {display_score(self.best_score)}, "
-            f"below the threshold {threshold:g}. Add the question to {questions_name} or "
-            "lower --threshold (entry skipped)"
+            f"candidate is {nearest}, below the threshold {threshold:g}. Add the question to "
+            f"{questions_name} or lower --threshold (entry skipped)"
         )
 
 
@@ -274,6 +305,7 @@ def assign_entries(
 
     claims: list[MatchedEntry] = []
     unmatched: list[UnmatchedEntry] = []
+    same_numbers = _SameNumbers(choices)
     for order, entry in enumerate(entries):
         if entry.question is None:
             if entry.question_id in questions:
@@ -285,12 +317,17 @@ def assign_entries(
         if best is None:
             unmatched.append(UnmatchedEntry(entry, None, None, None))
             continue
-        number = numbers[best.index]
-        confidence = confidence_label(best.score, threshold)
-        if confidence is Confidence.FAILED:
-            unmatched.append(UnmatchedEntry(entry, number, questions[number], best.score))
+        nearest = best
+        if confidence_label(best.score, threshold) is not Confidence.FAILED:
+            best = same_numbers.best(normalise_question(entry.question), best, threshold)
+        if best is None or confidence_label(best.score, threshold) is Confidence.FAILED:
+            number = numbers[nearest.index]
+            unmatched.append(
+                UnmatchedEntry(entry, number, questions[number], nearest.score, best is None)
+            )
         else:
-            claims.append(MatchedEntry(number, entry, confidence, best.score, order))
+            confidence = confidence_label(best.score, threshold)
+            claims.append(MatchedEntry(numbers[best.index], entry, confidence, best.score, order))
 
     winners: dict[int, MatchedEntry] = {}
     lost: list[LostClaim] = []
@@ -310,6 +347,41 @@ def assign_entries(
     lost.sort(key=lambda item: item.loser.order)
     matched = [winners[number] for number in sorted(winners)]
     return Assignment(matched, unmatched, lost)
+
+
+class _SameNumbers:
+    """Candidates whose numbers do not contradict a text's, the questions' numbers read once."""
+
+    def __init__(self, choices: Sequence[str]) -> None:
+        self._choices = choices
+        self._numbers: list[frozenset[str]] | None = None
+
+    def best(self, text: str, best: BestCandidate, threshold: float) -> BestCandidate | None:
+        """``best`` unless its question holds other numbers than ``text``; then the best
+        question that does not, when it reaches ``threshold``; else ``None``."""
+        wanted = frozenset(numbers_in(text))
+        if not other_numbers(wanted, frozenset(numbers_in(self._choices[best.index]))):
+            return best
+        if self._numbers is None:
+            self._numbers = [frozenset(numbers_in(choice)) for choice in self._choices]
+        indices = [i for i, held in enumerate(self._numbers) if not other_numbers(wanted, held)]
+        found = process.extractOne(
+            text,
+            [self._choices[i] for i in indices],
+            scorer=fuzz.ratio,
+            score_cutoff=max(0.0, threshold - 1e-6),  # the label rounds; float noise at 85
+        )
+        if found is None:
+            return None
+        # extractOne keeps the first of equal scores: the lower question number.
+        return BestCandidate(indices[found[2]], round(float(found[1]), _SCORE_DECIMALS))
+
+
+def other_numbers(first: frozenset[str], second: frozenset[str]) -> bool:
+    """Whether two texts' numbers say they ask different questions: each holds a number the
+    other lacks (``2023`` against ``2022``). One holding none, or only more of them, is no
+    contradiction: "6 hours" may be "six hours"."""
+    return bool(first - second) and bool(second - first)
 
 
 def _same_text_numbers(

@@ -147,7 +147,7 @@ def test_convert_shows_a_summary_and_warns_about_the_unmatched_entry(project: Pa
         ("LOW (85-95)", 1),
         ("ID (by ID key)", 1),
         ("Rows written", 4),
-        ("Unmatched (below 85 or unknown ID)", 1),
+        ("Unmatched (below 85, other numbers, unknown ID)", 1),
         ("Files read", 4),
         ("Files skipped", 0),
     ]:

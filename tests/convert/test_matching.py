@@ -20,16 +20,18 @@ from rag_evaluator.convert.matching import (
 )
 from rag_evaluator.inputs.shapes import RagEntry, parse_question_id
 
-# A question of 20 distinct letters: replacing k of them with digits (absent from
+# A question of 20 distinct letters: replacing k of them with symbols (absent from
 # it) leaves a longest common subsequence of 20 - k, so fuzz.ratio is exactly
 # 100 * 2 * (20 - k) / 40 = 100 - 5k. With 100 letters each replacement costs 1.
 TWENTY = "abcdefghijklmnopqrst"
 HUNDRED = (string.ascii_lowercase * 4)[:100]
+# Symbols, not digits: a text holding other numbers asks another question.
+SYMBOLS = "!#%&*+=<>@"
 
 
 def replaced(text: str, count: int) -> str:
-    """``text`` with its first ``count`` characters replaced by digits."""
-    return "".join(str(i % 10) for i in range(count)) + text[count:]
+    """``text`` with its first ``count`` characters replaced by symbols."""
+    return "".join(SYMBOLS[i % 10] for i in range(count)) + text[count:]
 
 
 def entry(question: str | None, answer: str = "an answer", **kwargs: object) -> RagEntry:
@@ -358,3 +360,57 @@ def test_every_decision_is_the_one_scoring_every_pair_gives(
         else:
             item = unmatched[location]
             assert (item.best_question_number, item.best_score) == (index + 1, score)
+
+
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        (
+            "What was the total revenue of Acme in 2023?",
+            "What was the total revenue of Acme in 2022?",
+        ),
+        ("What is the limit for item 11?", "What is the limit for item 1?"),
+        ("How many days off after 10 years?", "How many days off after 5 years?"),
+    ],
+)
+def test_a_question_holding_other_numbers_is_another_question(text: str, question: str) -> None:
+    # Close enough to be GOOD by text alone, but a different year, item or count.
+    assert fuzz.ratio(normalise_question(text), normalise_question(question)) >= 85
+    result = assign_entries([entry(text)], {1: question})
+    assert result.matched == []
+    [unmatched] = result.unmatched
+    assert unmatched.best_question_number == 1 and unmatched.other_numbers
+    assert "holds other numbers" in unmatched.message(85, "questions.csv")
+
+
+def test_the_best_question_holding_the_same_numbers_is_taken() -> None:
+    questions = {1: "What is the fee for plan 2 in 2022?", 2: "What's the fee for plan 2 in 2023?"}
+    result = assign_entries([entry("What is the fee for plan 2 in 2023?")], questions)
+    [match] = result.matched
+    assert match.question_number == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        ("1. What is the capital of France?", "What is the capital of France?"),
+        ("Q3: How much is 1,000 plus 1?", "How much is 1000 plus 1?"),
+        ("What does rule 007 say?", "What does rule 7 say?"),
+        # A number spelled out on one side contradicts nothing.
+        ("Which fare for flights under 6 hours?", "Which fare for flights under six hours?"),
+    ],
+)
+def test_list_labels_separators_and_leading_zeros_are_not_other_numbers(
+    text: str, question: str
+) -> None:
+    result = assign_entries([entry(text)], {1: question})
+    assert [match.question_number for match in result.matched] == [1]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 10**6))
+def test_a_templated_question_matches_only_its_own_number(asked: int, other: int) -> None:
+    result = assign_entries(
+        [entry(f"What is the limit for item {asked}?")], {1: f"What is the limit for item {other}?"}
+    )
+    assert bool(result.matched) == (asked == other)
