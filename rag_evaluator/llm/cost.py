@@ -279,14 +279,13 @@ def call_cost(usage: TokenUsage, model: ModelInfo, *, batch: bool = False) -> fl
     return cost * BATCH_DISCOUNT if batch else cost
 
 
-# What a call about to start is assumed to write, for the --max-cost reservation.
-RESERVED_OUTPUT_TOKENS = 500
-
-
 def reserved_call_usd(request: ModelRequest, model: ModelInfo, *, batch: bool = False) -> float:
-    """A call's cost at its high input estimate and a long reply: what ``--max-cost`` books
-    for a call in flight, so the actual spending stays under the budget."""
-    usage = TokenUsage(request.input_tokens_high(), RESERVED_OUTPUT_TOKENS)
+    """The most a call can cost, what ``--max-cost`` books for a call in flight so that the
+    actual spending never passes the budget: its input bound (``input_tokens_bound``) at the
+    prompt cache's write price, the highest input price, and a reply of its ``max_tokens``."""
+    usage = TokenUsage(
+        output_tokens=request.max_tokens, cache_creation_input_tokens=request.input_tokens_bound()
+    )
     return call_cost(usage, model, batch=batch)
 
 

@@ -73,6 +73,12 @@ class ModelRequest:
         """A high estimate of the request's input tokens (dense text)."""
         return math.ceil(self.characters() / CHARS_PER_TOKEN_HIGH) + REQUEST_OVERHEAD_TOKENS
 
+    def input_tokens_bound(self) -> int:
+        """The most input tokens the request can be: a token holds at least one byte, so
+        every byte of its texts and schema, plus the API's framing."""
+        texts = (self.system, self.user, json.dumps(self.schema, ensure_ascii=False))
+        return sum(len(text.encode("utf-8")) for text in texts) + REQUEST_OVERHEAD_TOKENS
+
     def digest(self) -> str:
         """A short fingerprint of what is sent, to recognise the same request after a resume."""
         sent: list[Any] = [self.system, self.user, self.schema, self.max_tokens]

@@ -422,9 +422,9 @@ def test_max_cost_stops_cleanly_and_a_rerun_resumes(
     fake_anthropic: FakeAnthropicServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     workspace = prepare_workspace(tmp_path, monkeypatch)
-    stopped = run_cli([*generate_arguments(DOCS, count=10), "--yes", "--max-cost", "0.012"])
+    stopped = run_cli([*generate_arguments(DOCS, count=10), "--yes", "--max-cost", "0.05"])
     assert stopped.exit_code == 4, stopped.output  # a budget stop's own exit code
-    assert "--max-cost budget of $0.012 " in stopped.stderr
+    assert "--max-cost budget of $0.05 " in stopped.stderr
     assert not (workspace.directory / "questions.csv").exists()
     assert len(workspace.checkpoint_files()) == 1
     done = len(fake_anthropic.generation_requests())
@@ -441,7 +441,7 @@ def test_changed_documents_are_not_resumed_silently(
 ) -> None:
     workspace = prepare_workspace(tmp_path, monkeypatch)
     docs = copy_docs(workspace.directory / "docs")
-    stopped = run_cli([*generate_arguments(docs, count=10), "--yes", "--max-cost", "0.012"])
+    stopped = run_cli([*generate_arguments(docs, count=10), "--yes", "--max-cost", "0.05"])
     assert stopped.exit_code == 4
     with (docs / "offices" / "bergen.txt").open("a", encoding="utf-8") as handle:
         handle.write("\nThe canteen serves lunch from 11:00 to 13:00 every weekday.\n")

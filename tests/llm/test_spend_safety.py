@@ -30,8 +30,8 @@ from fakes.anthropic_server import FakeAnthropicServer, Fault, verdict
 from rag_evaluator.families.judge.family import JudgeFamily
 from rag_evaluator.families.judge.prompts import DEFAULT_SYSTEM_PROMPT
 from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES
-from rag_evaluator.inputs.records import EvaluationItem
-from rag_evaluator.llm.cost import reserved_call_usd
+from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
+from rag_evaluator.llm.cost import call_cost, reserved_call_usd
 from rag_evaluator.llm.models import resolve_model
 
 POSIX_SIGNALS = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
@@ -202,7 +202,7 @@ def test_a_budget_stop_keeps_the_calls_in_flight_of_the_same_question(
     monkeypatch.chdir(workspace.directory)
     hedging(fake_anthropic)
     fake_anthropic.response_delay_seconds = 0.1
-    budget = one_call_usd() * 6.5
+    budget = one_call_usd() * 4.5  # four calls in flight, and a little spent
     arguments = [*RUN, "--delay", "0", "--concurrency", "4"]
     stopped = run_cli([*arguments, "--max-cost", f"{budget:.6f}"])
     assert stopped.exit_code == 4, stopped.output
@@ -212,6 +212,25 @@ def test_a_budget_stop_keeps_the_calls_in_flight_of_the_same_question(
     # Every answer billed in the stopped run was kept: the resume paid for none again.
     assert fake_anthropic.paid_twice(expected) == []
     assert fake_anthropic.billed == expected
+
+
+@pytest.mark.parametrize("concurrency", ["1", "8"])
+def test_long_replies_never_take_the_spending_past_the_budget(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer, concurrency: str
+) -> None:
+    # Every verdict reasons at length: about 1,750 output tokens, far more than a usual reply
+    # but within the judge's max_tokens. The budget holds about two such calls.
+    for question, _, _ in QUESTIONS.values():
+        fake_anthropic.script(question, verdict(reasoning="weighing it " * 580))
+    budget = 0.002
+    fake_anthropic.response_delay_seconds = 0.05  # calls overlap at --concurrency 8
+    stopped = run_cli([*RUN, "--delay", "0", "--concurrency", concurrency, "--max-cost", "0.002"])
+
+    assert stopped.exit_code == 4, stopped.output
+    haiku = resolve_model("haiku")
+    billed = [TokenUsage(**request.usage) for request in fake_anthropic.requests if request.usage]
+    assert billed and max(usage.output_tokens for usage in billed) > 1500
+    assert sum(call_cost(usage, haiku) for usage in billed) <= budget
 
 
 # -- replies and checkpoints that resume must survive --------------------------------------------
