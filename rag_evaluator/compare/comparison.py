@@ -6,7 +6,9 @@ text when the numbers hold other questions). Binary metrics: the rates, their di
 with Newcombe's paired interval and McNemar's exact test. Continuous metrics: the means,
 the mean difference with a paired bootstrap interval and the paired bootstrap test from
 the same resamples. All the tests of one report form one Holm family, so "significant"
-holds for the whole report at ``SIGNIFICANCE_LEVEL``.
+holds for the whole report at ``SIGNIFICANCE_LEVEL``. A metric whose defining settings
+(``--k``, ``--match``..., ``offline/metric_settings.py``) differ between the two files holds
+two different metrics under one name: it is skipped, and out of the family.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from rag_evaluator.compare.pairing import QuestionPairing, pair_questions
 from rag_evaluator.errors import InputError, UsageError
 from rag_evaluator.inputs.fields import column_key
 from rag_evaluator.inputs.selection import format_numbers
+from rag_evaluator.offline.metric_settings import defining_settings
 from rag_evaluator.offline.registry import LOWER_IS_BETTER as OFFLINE_LOWER_IS_BETTER
 from rag_evaluator.results.run_scores import MetricKind, RunScores
 from rag_evaluator.stats.statistics import (
@@ -216,6 +219,10 @@ def _compare_pair(
                 reason = f"no value in {other}"
             skipped.append(SkippedMetric(name, reason))
             continue
+        differences = settings_differences(name, baseline, run)
+        if differences is not None:
+            skipped.append(SkippedMetric(name, differences))
+            continue
         result = _compare_metric(name, baseline, run, pairing.pairs)
         if isinstance(result, SkippedMetric):
             skipped.append(result)
@@ -237,6 +244,22 @@ def _compare_pair(
         skipped=tuple(skipped),
         pairing=pairing,
     )
+
+
+def settings_differences(name: str, baseline: RunScores, run: RunScores) -> str | None:
+    """Why metric ``name`` is not the same metric in the two files: every setting defining
+    it that both record with another value (``--k differs: 5 in a.csv, 1 in b.csv``);
+    ``None`` when none differs or a file records no settings (files older than the row)."""
+    if baseline.settings is None or run.settings is None:
+        return None
+    before = defining_settings(name, baseline.settings)
+    after = defining_settings(name, run.settings)
+    parts = [
+        f"--{setting} differs: {value} in {baseline.label}, {after[setting]} in {run.label}"
+        for setting, value in before.items()
+        if setting in after and after[setting] != value
+    ]
+    return "; ".join(parts) or None
 
 
 def _metric_union(baseline: RunScores, run: RunScores) -> list[str]:

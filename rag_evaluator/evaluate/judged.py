@@ -20,6 +20,7 @@ from rag_evaluator.evaluate.offline import (
     OfflineScores,
     TalliedRows,
     offline_scores,
+    recorded_settings,
     tally_and_write_rows,
 )
 from rag_evaluator.evaluate.request import (
@@ -469,6 +470,7 @@ def _facts(
         metadata_columns=carried,
         partial=partial,
         unpriced=setup.unpriced,
+        metric_settings=recorded_settings(request.metric_options, metric_columns),
     )
 
 

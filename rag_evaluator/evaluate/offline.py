@@ -20,7 +20,10 @@ from rag_evaluator.evaluate.request import (
 )
 from rag_evaluator.families.base import JudgedFamily
 from rag_evaluator.inputs.records import EvaluationItem
+from rag_evaluator.offline.embeddings import describe_model
 from rag_evaluator.offline.families import compute_offline, log_offline_notes, offline_scoring
+from rag_evaluator.offline.metric_settings import run_settings, setting_values
+from rag_evaluator.offline.options import MetricOptions
 from rag_evaluator.offline.runner import EmptyMetric
 from rag_evaluator.results.gates import check_thresholds, failures_of
 from rag_evaluator.results.groups import GroupSummary, GroupTally
@@ -62,6 +65,15 @@ def offline_scores(
             on_progress=interaction.work_progress,
         )
     )
+
+
+def recorded_settings(options: MetricOptions, columns: Sequence[str]) -> dict[str, str]:
+    """The settings defining the run's offline metric ``columns`` (the ``Metric Settings``
+    row), the models named as the run's messages name them."""
+    values = setting_values(
+        options, describe_model(options.embedding_model), describe_model(options.bertscore_model)
+    )
+    return run_settings(columns, values)
 
 
 def offline_run(
@@ -114,6 +126,7 @@ def offline_run(
             coverage=plan.coverage,
             metric_columns=metric_columns,
             metadata_columns=carried,
+            metric_settings=recorded_settings(request.metric_options, metric_columns),
         )
         summary = summary_lines(tallied.tally, facts)
         groups = tallied.groups()

@@ -56,6 +56,7 @@ from rag_evaluator.families.ragas.family import RagasFamily
 from rag_evaluator.families.rubric.rubrics import COLUMN_PREFIX as RUBRIC_PREFIX
 from rag_evaluator.families.rubric.rubrics import REASONING_COLUMN as RUBRIC_REASONING
 from rag_evaluator.inputs.fields import GROUND_TRUTH, QUESTION, QUESTION_NUMBER, RAG_ANSWER
+from rag_evaluator.offline.metric_settings import declared_settings
 from rag_evaluator.offline.quality import FAILURES as QUALITY_FAILURES
 from rag_evaluator.offline.registry import METRIC_SCALES
 from rag_evaluator.results.kinds import (
@@ -218,6 +219,9 @@ class RunScores:
     # The families' reasoning columns: column -> question number -> text.
     explanations: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
     columns: tuple[str, ...] = ()  # every column of the table, in order
+    # The settings defining its offline metrics (``#SUMMARY: Metric Settings:``); ``None``
+    # when the file has no such row.
+    settings: Mapping[str, str] | None = None
 
     def explanation(self, metric: str, question_number: int) -> str:
         """Why ``metric`` has its value on that question: its family's reasoning, or ``""``
@@ -370,6 +374,7 @@ def build_run_scores(
         metadata_columns=tuple(name for name in metadata if name in headers),
         explanations=_explanations(headers, rows, metrics),
         columns=tuple(headers),
+        settings=declared_settings(summary),
     )
 
 

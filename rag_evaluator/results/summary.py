@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rag_evaluator.inputs.records import TokenUsage
+from rag_evaluator.offline.metric_settings import METRIC_SETTINGS, settings_text
 from rag_evaluator.offline.registry import METRIC_SCALES, RATE_COLUMNS, TEXT_COLUMNS
 from rag_evaluator.results.kinds import METRIC_KINDS, MetricScale, declaration_text
 from rag_evaluator.stats.statistics import (
@@ -65,6 +66,8 @@ class RunFacts:
     ``estimate`` is the pre-run cost estimate as shown (``$0.01 to $0.03``), if any.
     ``calls`` counts billed calls; ``retries`` the requests sent again (billed or not).
     ``partial`` says why the run stopped before every question was scored, if it did.
+    ``metric_settings`` are the settings defining the offline metrics of the run, in the
+    ``Metric Settings`` row's order (``offline/metric_settings.py``).
     """
 
     judged: bool
@@ -84,6 +87,7 @@ class RunFacts:
     partial: str | None = None
     unpriced: Sequence[str] = ()  # the models called whose price is unknown
     output_notes: Sequence[str] = ()  # models asked for JSON in text (no JSON schema)
+    metric_settings: Mapping[str, str] = field(default_factory=dict)
 
 
 # The summary line of a run whose server took no JSON schema (answers asked for in text).
@@ -284,6 +288,8 @@ def summary_lines(tally: RowTally, facts: RunFacts) -> list[SummaryLine]:
     scales = tally.metric_scales()
     if scales:
         lines.append(SummaryLine(METRIC_KINDS, declaration_text(scales)))
+    if facts.metric_settings:
+        lines.append(SummaryLine(METRIC_SETTINGS, settings_text(facts.metric_settings)))
     if facts.metadata_columns:
         lines.append(SummaryLine(METADATA_COLUMNS, METADATA_SEPARATOR.join(facts.metadata_columns)))
     return lines

@@ -24,6 +24,11 @@ from rag_evaluator.families.base import CellValue, JudgedFamily
 from rag_evaluator.families.judge.family import JUDGE_FAMILY
 from rag_evaluator.inputs.fields import GROUND_TRUTH, QUESTION, QUESTION_NUMBER, RAG_ANSWER
 from rag_evaluator.inputs.tables import csv_line
+from rag_evaluator.offline.metric_settings import (
+    METRIC_SETTINGS,
+    declared_settings,
+    settings_json,
+)
 from rag_evaluator.offline.registry import RATE_COLUMNS
 from rag_evaluator.results.groups import GroupSummary
 from rag_evaluator.results.kinds import METRIC_KINDS, declared_scales
@@ -185,14 +190,26 @@ def summary_line_json(line: SummaryLine) -> Any:
     return summary_value_json(line.value)
 
 
+# Rows with a key of their own in --json (metric_kinds, metric_settings), not in "summary".
+_OWN_KEY_ROWS = frozenset((METRIC_KINDS, METRIC_SETTINGS))
+
+
 def _summary_json(lines: Sequence[SummaryLine]) -> dict[str, Any]:
-    """The summary lines by label; the kinds declaration has its own key (``metric_kinds``)."""
-    return {line.label: summary_line_json(line) for line in lines if line.label != METRIC_KINDS}
+    """The summary lines by label; the kinds declaration and the metric settings have their
+    own keys (``metric_kinds``, ``metric_settings``)."""
+    return {
+        line.label: summary_line_json(line) for line in lines if line.label not in _OWN_KEY_ROWS
+    }
 
 
 def _metric_kinds_json(lines: Sequence[SummaryLine]) -> dict[str, Any]:
     scales = declared_scales((line.label, line.value) for line in lines)
     return {name: scale.json() for name, scale in scales.items()}
+
+
+def _metric_settings_json(lines: Sequence[SummaryLine]) -> dict[str, Any]:
+    settings = declared_settings((line.label, line.value) for line in lines)
+    return settings_json(settings or {})
 
 
 def summary_value_json(value: str) -> Any:
@@ -226,6 +243,7 @@ def results_json(
     payload: dict[str, Any] = {
         "summary": _summary_json(summary),
         "metric_kinds": _metric_kinds_json(summary),
+        "metric_settings": _metric_settings_json(summary),
         "columns": columns,
         "rows": [
             _json_row(columns, values)
@@ -268,6 +286,7 @@ def _json_head(
     head = {
         "summary": _summary_json(summary),
         "metric_kinds": _metric_kinds_json(summary),
+        "metric_settings": _metric_settings_json(summary),
         "columns": columns,
     }
     # The head without its closing brace, then the rows one by one: JSON strings never hold

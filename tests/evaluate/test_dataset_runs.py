@@ -525,7 +525,7 @@ def test_group_by_gives_each_group_the_pass_rates_of_the_quality_checks(
         assert labels == [
             label
             for label in overall
-            if label not in ("Coverage", "Metadata Columns", "Metric Kinds")
+            if label not in ("Coverage", "Metadata Columns", "Metric Kinds", "Metric Settings")
         ]
         members = sum(1 for other in CATEGORY.values() if other == category)
         assert f"#SUMMARY[Category={value}]: quality_not_empty: {members}/{members} (" in "\n".join(

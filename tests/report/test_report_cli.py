@@ -14,6 +14,7 @@ from evaluate_support import (
     read_results,
     results_files,
     run_cli,
+    write_csv,
     write_inputs,
 )
 from fakes.anthropic_server import FakeAnthropicServer, verdict
@@ -230,6 +231,39 @@ def test_two_runs_show_compare_statistics_and_flipped_questions(tmp_path: Path) 
         assert f"new reasoning {number}" in page.text
         assert f'id="r1q{number}"' in html
     assert re.search(r'<tr id="r1q6"[^>]*data-f="w\d+"', html)
+
+
+def test_the_page_shows_each_runs_metric_settings_and_what_they_leave_uncompared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prepare_workspace(tmp_path, monkeypatch)
+    numbers = sorted(SAMPLE)
+    write_csv(
+        tmp_path / "questions.csv",
+        ["Question Number", "Question"],
+        [[n, SAMPLE[n][0]] for n in numbers],
+    )
+    write_csv(
+        tmp_path / "ground_truth.csv",
+        ["Question Number", "Ground Truth", "Relevant Contexts"],
+        [[n, SAMPLE[n][1], json.dumps([SAMPLE[n][1]])] for n in numbers],
+    )
+    write_csv(
+        tmp_path / "rag_answers.csv",
+        ["Question Number", "RAG Answer", "Contexts"],
+        [[n, SAMPLE[n][2], json.dumps(["x", SAMPLE[n][1]])] for n in numbers],
+    )
+    runs = []
+    for folder, k in (("a", "3"), ("b", "1")):
+        result = run_cli(["evaluate", "--metrics", "retrieval", "--k", k, "--output-dir", folder])
+        assert result.exit_code == 0, result.output
+        runs += results_files(tmp_path / folder)
+    code, output = report(*map(str, runs), "-o", "page.html")
+    assert code == 0, output
+    page = parse_page((tmp_path / "page.html").read_text(encoding="utf-8"))
+    assert "Metric Settings" in page.text
+    assert "k=3; match=exact" in page.text and "k=1; match=exact" in page.text
+    assert f"precision_at_k: not compared (--k differs: 3 in {runs[0]}" in page.text
 
 
 def test_evaluate_report_writes_the_page_beside_the_results(
