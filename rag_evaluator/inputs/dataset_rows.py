@@ -6,7 +6,7 @@ canonical column names (``Question``, ``Ground Truth``, ``RAG Answer``, ``Contex
 ``Retrieval Scores``...) plus its metadata columns. ``inputs/load.py`` then loads those
 cells with the very code that loads the three CSVs.
 
-Field names come from the one alias table in ``convert/shapes.py``. Rules:
+Field names come from the one alias table in ``inputs/shapes.py``. Rules:
 
 - question numbers come from an id field (``QUESTION_ID_FIELDS``) when the records have
   one, else from the record order (1-based). Ids are whole numbers, or ID-like text such as
@@ -14,9 +14,13 @@ Field names come from the one alias table in ``convert/shapes.py``. Rules:
   Ids of any other form are keys: the records are numbered in file order and the ids kept
   in a column of their own. A repeated id, or an id on some records but not others, is an
   error;
-- a question, reference or answer that is absent, ``null`` or blank is missing: the
-  record is left out of that part (the run reports it like a question missing from one of
-  the three files); a dataset none of whose records has a reference is reference-free;
+- a question or reference that is absent, ``null`` or blank is missing, and so is an absent
+  answer field: the record is left out of that part (the run reports it like a question
+  missing from one of the three files); an answer field that is ``null`` or blank is an empty
+  answer (a blank RAG Answer cell); a dataset none of whose records has a reference is
+  reference-free;
+- two answer fields holding different texts, and a question that is a list (not a chat) or
+  an object (a column-oriented file), are errors;
 - a field of the wrong type is an error naming the file, the record and the fix;
 - every other field holding text, a number or a boolean is a metadata column (so are those
   inside ``metadata``/``additional_metadata``/``meta`` objects); lists and objects are not
@@ -64,8 +68,10 @@ from rag_evaluator.inputs.shapes import (
     REFERENCE_KEYS,
     REQUIRED_FACT_KEYS,
     RETRIEVAL_SCORE_KEYS,
+    answer_field,
     chat_question,
     clean_text,
+    conflicting_answers,
     find_field,
     golden_contexts_field,
     joined_texts,
@@ -75,6 +81,7 @@ from rag_evaluator.inputs.shapes import (
     retrieval_scores_field,
     retrieved_contexts_field,
     uses_deepeval_names,
+    wrong_question_type,
 )
 from rag_evaluator.text.snippets import quote_snippet
 
@@ -112,8 +119,8 @@ class DatasetRecord:
 class CanonicalRow:
     """The cells one record gives, by canonical column (and metadata column) name.
 
-    A missing question, reference or answer has no cell at all (not a blank one), so the
-    record is left out of that part only.
+    A missing question, reference or answer field has no cell at all (not a blank one), so
+    the record is left out of that part only; a ``null`` or blank answer is a blank cell.
     """
 
     location: str
@@ -226,12 +233,27 @@ class _Reader:
 
     def question(self) -> tuple[str | None, str | None]:
         """The question (``None`` when missing) and, when it is chat-style (a list of
-        messages), the turns before it as text."""
+        messages), the turns before it as text. Any other list or object is no question (a
+        column of a column-oriented file, say), never texts joined into one."""
         name, value = find_field(self.record.fields, QUESTION_KEYS)
         chat = chat_question(value) if name else None
         if chat is not None:
             return (chat.question if chat.question.strip() else None), chat.conversation
+        if isinstance(value, list | dict):
+            raise self.error(wrong_question_type(name, value))
         return self.text(QUESTION_KEYS, "question")[1], None
+
+    def answer(self) -> str | None:
+        """The answer: ``""`` when its field is ``null`` or blank (an empty answer, as a
+        blank RAG Answer cell is), ``None`` when the record has no answer field; an error
+        when two answer fields hold different texts."""
+        conflict = conflicting_answers(self.record.fields)
+        if conflict is not None:
+            raise self.error(conflict)
+        name, value = answer_field(self.record.fields)
+        if not name:
+            return None
+        return self._text_of(name, value, "answer") or ""
 
     def listed(self, name: str, value: object, *, texts: bool = True) -> object:
         """A list field's value: a list as it is; text spelling a list (``["a", "b"]`` or
@@ -609,7 +631,7 @@ def _record_cells(reader: _Reader, number: int) -> tuple[dict[str, str], dict[st
     if conversation is not None:
         derived[CONVERSATION_COLUMN] = conversation
     reader.reference(cells)
-    _, answer = reader.text(ANSWER_KEYS, "answer")
+    answer = reader.answer()
     if answer is not None:
         cells[RAG_ANSWER] = answer
     scores_name, scores_value = retrieval_scores_field(fields)

@@ -1,7 +1,7 @@
 """The shapes RAG systems write their output in, and the entries found in them.
 
 Pure: works on values that ``json.loads`` already produced. Holds the one alias
-table for question, answer and context field names; ``convert/rag_json.py`` reads
+table for question, answer and context field names; ``inputs/rag_json.py`` reads
 the files and ``convert/matching.py`` matches the entries to questions.csv.
 
 Shapes, tried in this order on each file's top-level value:
@@ -60,26 +60,37 @@ ANSWER_FIELDS: tuple[str, ...] = (
     # MTRAG: [{"text": ...}].
     "predictions",
 )
-CONTEXT_FIELDS: tuple[str, ...] = (
-    "sources",
-    "contexts",
+# The retrieved chunks, by the names RAG tools give them. Preferred over the generic names
+# below, which RAG outputs often fill with references (file names, URLs, {"title", "url"})
+# beside the chunks themselves.
+CHUNK_CONTEXT_FIELDS: tuple[str, ...] = (
     "retrieved_contexts",
+    "contexts",
     # deepeval's LLMTestCase; it must come before "context", which deepeval uses for the
     # golden context (see GOLDEN_CONTEXT_WHEN_RETRIEVAL_CONTEXT).
     "retrieval_context",
-    "context",
-    "documents",
-    "source_documents",
     # RAGChecker writes the singular form.
     "retrieved_context",
-    # LlamaIndex responses: [{"node": {"text": ...}, "score": ...}].
-    "source_nodes",
+    "context",
     # Tonic Validate runs (llm_context_list in its callbacks).
     "llm_context",
     "llm_context_list",
+)
+# Names that may hold the chunks or only references to documents; those most often holding
+# text come first.
+GENERIC_CONTEXT_FIELDS: tuple[str, ...] = (
+    # LlamaIndex responses: [{"node": {"text": ...}, "score": ...}].
+    "source_nodes",
+    # LangChain: [{"page_content": ...}].
+    "source_documents",
+    "documents",
     # ARES: the one retrieved document.
     "document",
+    "sources",
 )
+# Among the context fields a record has, the first (in this order) holding an item with text
+# is read; when none holds one, the first present (its [] still says "nothing retrieved").
+CONTEXT_FIELDS: tuple[str, ...] = (*CHUNK_CONTEXT_FIELDS, *GENERIC_CONTEXT_FIELDS)
 # The reference (ground-truth) answer carried beside the answer: ragas "reference" (a
 # string, or a list of strings in some exports), seed 002 "reference_answer", RAGChecker
 # "gt_answer", deepeval "expected_output", older ragas "ground_truth(s)".
@@ -530,11 +541,91 @@ def golden_contexts_field(record: Mapping[str, object]) -> tuple[str, object]:
     return "", None
 
 
+def present_fields(
+    record: Mapping[str, object], alias_keys: Sequence[str]
+) -> list[tuple[str, object]]:
+    """Every field of ``record`` an alias names, in alias order (a name spelled twice,
+    ``answer`` and ``Answer``: each spelling, the earlier first)."""
+    by_key: dict[str, list[str]] = {}
+    for name in record:
+        by_key.setdefault(column_key(name), []).append(name)
+    return [(name, record[name]) for key in alias_keys for name in by_key.get(key, ())]
+
+
+def has_context_text(value: object) -> bool:
+    """Whether a context field holds at least one item with (non-blank) text."""
+    if value is None:
+        return False
+    for item in _context_items(value):
+        text = _context_item_text(item)
+        if text is not None and text.strip():
+            return True
+    return False
+
+
 def retrieved_contexts_field(record: Mapping[str, object]) -> tuple[str, object]:
-    """The field holding the retrieved contexts (never deepeval's golden ``context``)."""
+    """The field holding the retrieved contexts (never deepeval's golden ``context``): of
+    the context fields present, the first in ``CONTEXT_FIELDS`` order holding an item with
+    text; when none holds one, the first present."""
+    keys = _CONTEXT_KEYS
     if _has_field(record, _DEEPEVAL_KEYS):
-        return find_field(record, [key for key in _CONTEXT_KEYS if key != _DEEPEVAL_GOLDEN_KEY])
-    return find_field(record, _CONTEXT_KEYS)
+        keys = [key for key in _CONTEXT_KEYS if key != _DEEPEVAL_GOLDEN_KEY]
+    present = present_fields(record, keys)
+    for name, value in present:
+        if has_context_text(value):
+            return name, value
+    return present[0] if present else ("", None)
+
+
+def answer_field(record: Mapping[str, object]) -> tuple[str, object]:
+    """The answer field: of the answer fields present, the first in ``ANSWER_FIELDS`` order
+    holding non-blank text; when none does, the first present (``("", None)``: none)."""
+    present = present_fields(record, _ANSWER_KEYS)
+    for name, value in present:
+        text = _answer_text(value)
+        if text is not None and text.strip():
+            return name, value
+    return present[0] if present else ("", None)
+
+
+def conflicting_answers(record: Mapping[str, object]) -> str | None:
+    """Why the record's answer cannot be told, with the fix, when two answer fields hold
+    different non-blank texts (a gold ``answer`` beside a model's ``prediction``); else
+    ``None``."""
+    first: tuple[str, str] | None = None
+    for name, value in present_fields(record, _ANSWER_KEYS):
+        text = _answer_text(value)
+        if text is None or not text.strip():
+            continue
+        if first is None:
+            first = (name, text.strip())
+        elif text.strip() != first[1]:
+            return (
+                f"the answer fields '{first[0]}' and '{name}' hold different texts, and only "
+                "one can be the RAG system's answer. Name the reference answer reference, "
+                "ground_truth or expected_answer, or drop one of the two fields"
+            )
+    return None
+
+
+def wrong_question_type(name: str, value: object) -> str:
+    """Why a question field of the wrong type cannot be read, with the fix; a list or an
+    object of several values (one column of a column-oriented file: ``Dataset.to_dict()``,
+    pandas' ``orient="list"`` or ``"columns"``) is named as such."""
+    said = f"the '{name}' field is {json_type(value)}, not question text"
+    values = list(value.values()) if isinstance(value, dict) else value
+    if (
+        isinstance(values, list)
+        and len(values) > 1
+        and not any(isinstance(item, list | dict) for item in values)
+    ):
+        return (
+            f"{said}: it holds {len(values)} values, so the file looks column-oriented (one "
+            "list or object per field, as Dataset.to_dict(), pandas to_dict(orient='list') "
+            "or to_json() write). Write one object per record: a JSON array of objects or "
+            "JSON Lines (pandas: to_json(orient='records', lines=True))"
+        )
+    return f"{said}. Write the question as a string"
 
 
 @dataclass(frozen=True)
@@ -637,16 +728,23 @@ class _Collector:
         if chat is not None:
             question = chat.question
         if question is None:
-            self.problem(
-                location,
-                f"the '{question_name}' field is {json_type(question_value)}, not question "
-                "text. Write the question as a string",
-            )
+            self.problem(location, wrong_question_type(question_name, question_value))
             return
         if not question.strip():
             self.problem(location, f"the '{question_name}' field is blank. Fill in the question")
             return
-        answer_name, answer_value = find_field(record, _ANSWER_KEYS)
+        self.add_answer(location, question, record)
+
+    def add_answer(
+        self,
+        location: str,
+        question: str | None,
+        record: Mapping[str, object],
+        question_id: int | None = None,
+    ) -> None:
+        """The entry of a record with its answer field; skipped when it has none, or two
+        answer fields holding different texts."""
+        answer_name, answer_value = answer_field(record)
         if not answer_name:
             self.problem(
                 location,
@@ -654,7 +752,11 @@ class _Collector:
                 f"Name it one of: {', '.join(ANSWER_FIELDS)}",
             )
             return
-        self.add(location, question, answer_value, record)
+        conflict = conflicting_answers(record)
+        if conflict is not None:
+            self.problem(location, conflict)
+            return
+        self.add(location, question, answer_value, record, question_id)
 
     def add_mapping_item(self, key: str, value: object) -> None:
         location = f"key {quote_snippet(key, 40)}"
@@ -671,15 +773,7 @@ class _Collector:
             )
             return
         if isinstance(value, dict):
-            answer_name, answer_value = find_field(value, _ANSWER_KEYS)
-            if not answer_name:
-                self.problem(
-                    location,
-                    f"no answer field (fields found: {_shown_fields(value)}). "
-                    f"Name it one of: {', '.join(ANSWER_FIELDS)}",
-                )
-                return
-            self.add(location, question, answer_value, value, question_id)
+            self.add_answer(location, question, value, question_id)
         elif isinstance(value, str) or value is None:
             self.add(location, question, value, None, question_id)
         else:

@@ -215,11 +215,17 @@ def test_alias_spelling_is_tolerant(
 
 
 def test_the_first_alias_in_the_table_wins(tmp_path: Path) -> None:
-    [found] = read_value(
+    # Two answer fields with different texts are refused (test_record_fields); equal ones
+    # and a blank one are not.
+    [found, blank] = read_value(
         tmp_path,
-        [{"input": "raw input", "question": "real question", "output": "o", "answer": "a"}],
+        [
+            {"input": "raw input", "question": "real question", "output": "a", "answer": "a"},
+            {"question": "Q2", "output": "o", "answer": " "},
+        ],
     ).entries
     assert (found.question, found.answer) == ("real question", "a")
+    assert blank.answer == "o"
 
 
 # Field values ------------------------------------------------------------------------

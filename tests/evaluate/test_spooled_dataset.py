@@ -209,8 +209,12 @@ def _records(draw: st.DrawFn) -> list[object]:
         for field in ("question", "ground_truth", "answer", "category"):
             if draw(st.integers(0, 4)):
                 record[field] = draw(_TEXT)
-        if draw(st.integers(0, 3)) == 0:
-            record["contexts"] = draw(st.one_of(st.lists(_TEXT, max_size=2), _TEXT))
+        if draw(st.integers(0, 5)) == 0:
+            # A second answer field: the same text, or one that may disagree.
+            record["prediction"] = draw(st.one_of(st.just(record.get("answer")), _TEXT))
+        for contexts in ("contexts", "sources"):
+            if draw(st.integers(0, 3)) == 0:
+                record[contexts] = draw(st.one_of(st.lists(_TEXT, max_size=2), _TEXT))
         records.append(record if draw(st.integers(0, 19)) else draw(st.sampled_from([[], 3])))
     return records
 
@@ -386,7 +390,9 @@ def test_a_run_on_a_streamed_dataset_asks_and_writes_what_a_held_one_does(
     asked, rows, summary, shown = outcomes[True]
     assert any(line.startswith("Estimated cost") for line in shown), shown
     assert [row["Question Number"] for row in rows] == ["1", "2", "3", "5"]
-    assert len(asked) == 3  # question 2 has a blank answer; 4 has no reference
+    # Question 2's blank answer is an empty answer, judged as a blank RAG Answer cell is;
+    # question 4 has no reference.
+    assert len(asked) == 4
     assert rows[0]["source"] == "faq"
 
 
@@ -442,4 +448,5 @@ def test_a_large_document_the_streaming_parser_cannot_read_is_read_whole_with_a_
     warnings = " ".join(result.stderr.split())
     assert "set.json is read whole, not streamed (it exceeds RAG_EVAL_SPOOL_MB)" in warnings
     assert "Save its records as JSON Lines, one per line, to stream them" in warnings
-    assert [row["Question Number"] for row in only_results(tmp_path).rows] == ["1", "3", "5"]
+    # Question 2's blank answer is an empty answer; question 4 has no reference.
+    assert [row["Question Number"] for row in only_results(tmp_path).rows] == ["1", "2", "3", "5"]

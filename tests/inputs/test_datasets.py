@@ -349,9 +349,13 @@ def test_records_missing_a_part_are_left_out_like_the_three_csvs(
     )
     inputs = load_dataset(path)
     selection = select_items(inputs.questions, inputs.ground_truth, inputs.answers)
-    assert [item.question_number for item in selection.items] == [1]
+    # A blank answer is an empty answer, as a blank RAG Answer cell is; only a record
+    # without an answer field is not answered.
+    assert [item.question_number for item in selection.items] == [1, 5]
+    assert selection.items[1].rag_answer == ""
+    assert selection.coverage == (1, 3)
     assert exclusion_warnings(selection.exclusions) == [
-        "Left out questions 2, 5: not in d.jsonl answers",
+        "Left out question 2: not in d.jsonl answers",
         "Left out question 3: not in d.jsonl references",
         "Left out question 4: not in d.jsonl questions",
     ]
