@@ -300,9 +300,9 @@ _BETWEEN_ITEMS = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER})
 
 
 def _numpy_string_items(text: str) -> list[object] | None:
-    """The items of ``str()`` of a numpy array of strings, ``['a' 'b'\n 'c']`` (each item
-    Python's repr of it, items apart by blanks or line breaks, no commas); ``None`` for any
-    other text. Python's own tokenizer finds the string literals."""
+    """The items of ``str()`` of a numpy array of strings, ``['a' 'b']`` (each item Python's
+    repr of it, items apart by blanks or line breaks, no commas); ``None`` for any other
+    text. Python's own tokenizer finds the string literals."""
     try:
         tokens = [
             token
