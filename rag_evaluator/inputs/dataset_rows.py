@@ -48,6 +48,7 @@ from rag_evaluator.inputs.fields import (
     column_key,
     looks_bar_joined,
     parse_list_literal,
+    reference_cell_list,
     several_references_note,
     split_bar_joined,
     unsigned_question_id,
@@ -184,8 +185,8 @@ class _Reader:
         array, or a Python list as pandas writes a list column) is that list."""
         name, value = find_field(self.record.fields, REFERENCE_KEYS)
         if self.record.from_csv and isinstance(value, str):
-            listed = parse_list_literal(value)
-            if listed and all(isinstance(item, str) for item in listed):
+            listed = reference_cell_list(value)
+            if listed is not None:
                 return name, listed
         return name, value
 

@@ -7,9 +7,11 @@ Pure: takes and returns plain data. The CSV reader in ``inputs/tables.py`` uses
 from __future__ import annotations
 
 import ast
+import io
 import json
 import math
 import re
+import tokenize
 import unicodedata
 from collections.abc import Iterable, Sequence
 
@@ -105,13 +107,18 @@ def column_key(name: str) -> str:
 def resolve_columns(headers: Sequence[str], wanted: Iterable[str]) -> dict[str, int]:
     """Map each wanted canonical column to the index of the header that spells it.
 
-    An exact spelling of the canonical name wins over an alias; among aliases the
-    table's order is the preference. Columns that are not found are left out.
+    The exact canonical spelling wins, then a spelling differing only in case, spaces or
+    punctuation, then the aliases in the table's order; among equal spellings the first
+    column. Columns that are not found are left out.
     """
+    names = list(wanted)
+    exact = {header.strip(): index for index, header in reversed(list(enumerate(headers)))}
+    resolved = {name: exact[name] for name in names if name in exact}
+    taken = set(resolved.values())
     keys = [column_key(header) for header in headers]
-    resolved: dict[str, int] = {}
-    taken: set[int] = set()
-    for canonical in wanted:
+    for canonical in names:
+        if canonical in resolved:
+            continue
         candidates = (column_key(canonical), *COLUMN_ALIASES.get(canonical, ()))
         for candidate in candidates:
             index = next(
@@ -122,7 +129,31 @@ def resolve_columns(headers: Sequence[str], wanted: Iterable[str]) -> dict[str, 
                 resolved[canonical] = index
                 taken.add(index)
                 break
-    return resolved
+    # In the order asked for, as callers list them.
+    return {name: resolved[name] for name in names if name in resolved}
+
+
+def spells_column(header: str, canonical: str) -> bool:
+    """Whether ``header`` is a spelling (exact, case and spacing aside, or an alias) of the
+    canonical column."""
+    key = column_key(header)
+    return key == column_key(canonical) or key in COLUMN_ALIASES.get(canonical, ())
+
+
+def shadowed_columns(
+    headers: Sequence[str], resolved: dict[str, int]
+) -> list[tuple[str, int, int]]:
+    """The columns that spell a resolved canonical column but lost to another header: for
+    each, the canonical name, the index of the header read and the index of the one not."""
+    read = set(resolved.values())
+    shadowed: list[tuple[str, int, int]] = []
+    for index, header in enumerate(headers):
+        if index in read or not header.strip():
+            continue
+        canonical = next((name for name in resolved if spells_column(header, name)), None)
+        if canonical is not None:
+            shadowed.append((canonical, resolved[canonical], index))
+    return shadowed
 
 
 def metadata_headers(headers: Sequence[str]) -> list[tuple[int, str]]:
@@ -237,8 +268,10 @@ def parse_score_list(raw: str) -> tuple[float, ...] | None:
 
 def parse_list_literal(text: str) -> list[object] | None:
     """The list a text spells, or ``None``: a JSON array (``["a", "b"]``, what pandas
-    ``to_json`` writes for a column read from CSV) or a Python list of literals
-    (``['a', 'b']``, what pandas ``to_csv`` writes for a list column).
+    ``to_json`` writes for a column read from CSV), a Python list of literals
+    (``['a', 'b']``, what pandas ``to_csv`` writes for a list column) or a numpy array of
+    strings (``['a' 'b']``, what pandas ``to_csv`` writes for a list column that came from
+    HF Datasets, Arrow or Parquet: old ragas ``result.to_pandas().to_csv()``).
 
     Every reader of a list cell or field (the three CSVs, datasets, convert) uses this one
     rule, so a list reads the same whichever path it takes.
@@ -249,11 +282,49 @@ def parse_list_literal(text: str) -> list[object] | None:
     try:
         value = json.loads(stripped)
     except (json.JSONDecodeError, RecursionError):
-        try:
-            value = ast.literal_eval(stripped)
-        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-            return None
+        # Python would join adjacent string literals into one string: a numpy array's
+        # items would become one context, so that form is read first.
+        value = _numpy_string_items(stripped) if _ADJACENT_STRINGS.search(stripped) else None
+        if value is None:
+            try:
+                value = ast.literal_eval(stripped)
+            except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+                return None
     return value if isinstance(value, list) else None
+
+
+# A string literal's closing quote, blanks, then another's opening quote: only then can a
+# cell be a numpy array of several strings (a cheap test before tokenizing it).
+_ADJACENT_STRINGS = re.compile(r"""['"]\s+[rRuU]?['"]""")
+_BETWEEN_ITEMS = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER})
+
+
+def _numpy_string_items(text: str) -> list[object] | None:
+    """The items of ``str()`` of a numpy array of strings, ``['a' 'b']`` (each item Python's
+    repr of it, items apart by blanks or line breaks, no commas); ``None`` for any other
+    text. Python's own tokenizer finds the string literals."""
+    try:
+        tokens = [
+            token
+            for token in tokenize.generate_tokens(io.StringIO(text).readline)
+            if token.type not in _BETWEEN_ITEMS
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    if len(tokens) < 3 or tokens[0].string != "[" or tokens[-1].string != "]":
+        return None
+    items: list[object] = []
+    for token in tokens[1:-1]:
+        if token.type != tokenize.STRING:
+            return None
+        try:
+            item = ast.literal_eval(token.string)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+        if not isinstance(item, str):  # bytes (b'...'): not text
+            return None
+        items.append(item)
+    return items
 
 
 def list_items_text(items: Sequence[object]) -> list[str]:
@@ -301,11 +372,14 @@ def several_references_note(source: str, field: str, records: int) -> str:
     )
 
 
-def parse_reference_answers(raw: str) -> tuple[str, ...] | None:
-    """A Reference Answers cell: its non-blank answers (a JSON array or Python list; other
-    text is one answer); ``None`` when it lists none."""
-    answers = tuple(answer for answer in parse_text_list(raw) or () if answer.strip())
-    return answers or None
+def reference_cell_list(text: str) -> list[str] | None:
+    """The answers a reference cell lists when it spells a non-empty list of strings (a JSON
+    array, or a Python or numpy list as pandas writes one: old ragas ``ground_truths``);
+    ``None`` when it is one reference text. Every reader of a reference cell uses this."""
+    listed = parse_list_literal(text)
+    if listed and all(isinstance(item, str) for item in listed):
+        return [item for item in listed if isinstance(item, str)]
+    return None
 
 
 def parse_text_list(raw: str, *, allow_semicolons: bool = False) -> list[str] | None:

@@ -41,12 +41,14 @@ from rag_evaluator.inputs.fields import (
     RETRIEVAL_SCORES,
     QuestionNumberError,
     ScoreListError,
-    bar_joined_warning,
-    looks_bar_joined,
     parse_question_label,
-    parse_reference_answers,
     parse_score_list,
-    parse_text_list,
+)
+from rag_evaluator.inputs.list_cells import (
+    CellNotes,
+    read_contexts_cell,
+    read_list_cell,
+    read_reference,
 )
 from rag_evaluator.inputs.records import (
     NO_METADATA,
@@ -65,7 +67,7 @@ from rag_evaluator.inputs.spool import (
     SpooledItems,
 )
 from rag_evaluator.inputs.streamed_csv import stream_csv
-from rag_evaluator.inputs.tables import CsvRecord, CsvTable, read_csv
+from rag_evaluator.inputs.tables import CsvRecord, read_csv
 
 logger = logging.getLogger(__name__)
 
@@ -94,10 +96,13 @@ class InputSpec(Generic[RowT]):
 
     required: tuple[str, ...]
     optional: tuple[str, ...]
-    build: Callable[[int, CsvRecord], RowT]
+    # A row's number and cells -> its record; what its cells call for a warning is noted.
+    build: Callable[[int, CsvRecord, CellNotes], RowT]
     json_fix: str | None = None
     # Whether the metadata columns (Category, Source, ...) are read into the rows.
     metadata: bool = False
+    # A required column another one may stand in for, when the file has only that one.
+    stand_ins: tuple[tuple[str, str], ...] = ()
 
     def reading(self) -> dict[str, Any]:
         """How its file is read: the options the whole-file and the streamed readers share."""
@@ -106,6 +111,7 @@ class InputSpec(Generic[RowT]):
             "optional": list(self.optional),
             "json_fix": self.json_fix,
             "extra_columns": self.metadata,
+            "stand_ins": dict(self.stand_ins),
         }
 
 
@@ -114,11 +120,12 @@ def _keyed(
     path: Path,
     column_names: dict[str, str],
     records: Iterable[CsvRecord],
-    build: Callable[[int, CsvRecord], RowT],
+    build: Callable[[int, CsvRecord, CellNotes], RowT],
     where: Callable[[CsvRecord], str] = lambda record: f"line {record.line_number}",
 ) -> KeyedRows[RowT]:
     keyed = FirstRows(source_name, path, column_names, build, where)
     rows = dict(keyed.rows(records))
+    keyed.warn_cells()
     keyed.warn_duplicates()
     return KeyedRows(source_name, rows, keyed.duplicates)
 
@@ -132,7 +139,7 @@ class FirstRows(Generic[RowT]):
         source_name: str,
         path: Path,
         column_names: dict[str, str],
-        build: Callable[[int, CsvRecord], RowT],
+        build: Callable[[int, CsvRecord, CellNotes], RowT],
         where: Callable[[CsvRecord], str] = lambda record: f"line {record.line_number}",
     ) -> None:
         self.source_name = source_name
@@ -142,6 +149,7 @@ class FirstRows(Generic[RowT]):
         self.where = where
         self.numbers: set[int] = set()
         self._repeated: list[int] = []
+        self.cell_notes = CellNotes()
 
     @property
     def duplicates(self) -> list[int]:
@@ -150,7 +158,7 @@ class FirstRows(Generic[RowT]):
     def rows(self, records: Iterable[CsvRecord]) -> Iterator[tuple[int, RowT]]:
         """Each first row of a question number, built, in the order read."""
         # Once per row of every file: the attributes are looked up once, not per row.
-        numbers, repeated, build = self.numbers, self._repeated, self.build
+        numbers, repeated, build, notes = self.numbers, self._repeated, self.build, self.cell_notes
         for record in records:
             try:
                 number = parse_question_label(record.values[QUESTION_NUMBER])
@@ -161,7 +169,7 @@ class FirstRows(Generic[RowT]):
                 continue
             numbers.add(number)
             try:
-                row = build(number, record)
+                row = build(number, record, notes)
             except _CellError as exc:
                 raise InputError(
                     f"{self.source_name} {self.where(record)}: "
@@ -179,6 +187,13 @@ class FirstRows(Generic[RowT]):
             self.path,
         )
 
+    def warn_cells(self) -> None:
+        """One warning per column for what its cells called for (``CellNotes``)."""
+        for warning in self.cell_notes.warnings(self.source_name, self.column_names):
+            logger.warning(warning)
+        for note in self.cell_notes.notes(self.source_name, self.column_names):
+            logger.info(note)
+
     def warn_duplicates(self) -> None:
         repeated = self.duplicates
         if repeated:
@@ -191,83 +206,46 @@ class FirstRows(Generic[RowT]):
             )
 
 
-# The columns holding a list of texts, whose cells may come joined by "|" from deepeval.
-_LIST_COLUMNS = (CONTEXTS, RELEVANT_CONTEXTS)
-
-
-class _BarJoinedCells:
-    """Counts, per list column, the cells that look ``|``-joined as the records pass: they
-    are read as one context each, which is right for a text holding a bar and wrong for a
-    joined list, so each such column gets one warning."""
-
-    def __init__(self, columns: dict[str, str]) -> None:
-        self.headers = columns
-        self.counts = {column: 0 for column in _LIST_COLUMNS if column in columns}
-
-    def passing(self, records: Iterable[CsvRecord]) -> Iterator[CsvRecord]:
-        columns = list(self.counts)
-        for record in records:
-            for column in columns:
-                if looks_bar_joined(record.values[column]):
-                    self.counts[column] += 1
-            yield record
-
-    def warn(self, file_name: str) -> None:
-        for column, rows in self.counts.items():
-            if rows:
-                logger.warning(bar_joined_warning(file_name, self.headers[column], rows))
-
-
-def _warn_bar_joined(table: CsvTable) -> None:
-    cells = _BarJoinedCells(table.columns)
-    for _ in cells.passing(table.records):
-        pass
-    cells.warn(table.path.name)
-
-
 def _load_csv(path: Path, spec: InputSpec[RowT]) -> KeyedRows[RowT]:
     table = read_csv(path, **spec.reading())
-    _warn_bar_joined(table)
     return _keyed(table.path.name, table.path, table.columns, table.records, spec.build)
 
 
 QUESTIONS_SPEC: InputSpec[QuestionRow] = InputSpec(
     (QUESTION_NUMBER, QUESTION),
     (),
-    lambda number, record: QuestionRow(
+    lambda number, record, _: QuestionRow(
         number, record.values[QUESTION], dict(record.extra) if record.extra else NO_METADATA
     ),
     metadata=True,
 )
 
 
-def _ground_truth_row(number: int, record: CsvRecord) -> GroundTruthRow:
+def _ground_truth_row(number: int, record: CsvRecord, notes: CellNotes) -> GroundTruthRow:
     values = record.values
-    # A blank cell (or no such column) is no list: not parsed.
-    contexts = values.get(RELEVANT_CONTEXTS)
-    facts = values.get(REQUIRED_FACTS)
-    answers = values.get(REFERENCE_ANSWERS)
-    return GroundTruthRow(
-        number,
-        values[GROUND_TRUTH],
-        parse_text_list(contexts) if contexts else None,
-        parse_text_list(facts, allow_semicolons=True) if facts else None,
-        parse_reference_answers(answers) if answers else None,
-    )
+    contexts = read_list_cell(values.get(RELEVANT_CONTEXTS, ""))
+    notes.note(RELEVANT_CONTEXTS, contexts)
+    facts = read_list_cell(values.get(REQUIRED_FACTS, ""), semicolons=True)
+    notes.note(REQUIRED_FACTS, facts)
+    answers = read_list_cell(values.get(REFERENCE_ANSWERS, ""))
+    notes.note(REFERENCE_ANSWERS, answers)
+    # No Ground Truth column: Reference Answers stands in (see GROUND_TRUTH_SPEC).
+    reference = read_reference(values.get(GROUND_TRUTH), answers)
+    notes.several_references += reference.listed_several
+    return GroundTruthRow(number, reference.text, contexts.texts, facts.texts, reference.answers)
 
 
 GROUND_TRUTH_SPEC: InputSpec[GroundTruthRow] = InputSpec(
     (QUESTION_NUMBER, GROUND_TRUTH),
     (RELEVANT_CONTEXTS, REQUIRED_FACTS, REFERENCE_ANSWERS),
     _ground_truth_row,
+    stand_ins=((GROUND_TRUTH, REFERENCE_ANSWERS),),
 )
 
 
-def _answer_row(number: int, record: CsvRecord) -> AnswerRow:
+def _answer_row(number: int, record: CsvRecord, notes: CellNotes) -> AnswerRow:
     values = record.values
-    # A blank cell (or no such column) is no list: not parsed.
-    contexts_cell = values.get(CONTEXTS)
-    contexts = parse_text_list(contexts_cell) if contexts_cell else None
+    contexts_cell = values.get(CONTEXTS, "")
     scores_cell = values.get(RETRIEVAL_SCORES)
     try:
         scores = parse_score_list(scores_cell) if scores_cell else None
@@ -277,14 +255,22 @@ def _answer_row(number: int, record: CsvRecord) -> AnswerRow:
             f"{exc}. Write a JSON array of numbers, one per context, such as [0.82, 0.61], "
             "or leave the cell blank when the scores are not known",
         ) from exc
+    contexts = read_contexts_cell(contexts_cell, scores)
     # Scores that do not pair with the contexts cannot be trusted for any of them.
-    if scores is not None and contexts is not None and len(scores) != len(contexts):
+    if scores is not None and contexts.items is not None and len(scores) != contexts.items:
         raise _CellError(
             RETRIEVAL_SCORES,
-            f"has {len(scores)} score(s) for {len(contexts)} context(s). Give one score per "
+            f"has {len(scores)} score(s) for {contexts.items} context(s). Give one score per "
             "context, in the order of Contexts, or leave the cell blank",
         )
-    return AnswerRow(number, values[RAG_ANSWER], contexts, scores)
+    if contexts.score_problem:
+        raise _CellError(
+            CONTEXTS,
+            f"gives retrieval scores that do not fit: {contexts.score_problem}, or give "
+            "them in a Retrieval Scores column",
+        )
+    notes.note(CONTEXTS, contexts)
+    return AnswerRow(number, values[RAG_ANSWER], contexts.texts, contexts.scores)
 
 
 ANSWERS_SPEC: InputSpec[AnswerRow] = InputSpec(
@@ -417,11 +403,10 @@ class SpooledFile:
 def _spool_file(spool: InputSpool, table: str, path: Path, spec: InputSpec[RowT]) -> SpooledFile:
     """Read ``path`` row by row into ``table`` of the spool, as ``_load_csv`` reads it."""
     streamed = stream_csv(path, **spec.reading())
-    cells = _BarJoinedCells(streamed.columns)
     keyed = FirstRows(path.name, path, streamed.columns, spec.build)
     answered: set[int] = set()
-    spool.add_rows(table, _noting_answers(keyed.rows(cells.passing(streamed.records())), answered))
-    cells.warn(path.name)
+    spool.add_rows(table, _noting_answers(keyed.rows(streamed.records()), answered))
+    keyed.warn_cells()
     keyed.warn_duplicates()
     return SpooledFile(keyed.numbers, answered, streamed.extra_columns, streamed.sha256)
 
@@ -592,8 +577,9 @@ def _spooled_dataset(
     parts = _SpooledParts(spool, name, path, lambda record: locations[record.line_number])
     for index, (_, record) in enumerate(streamed.records([])):
         parts.add(index, builder.row(index, record), builder.metadata_columns)
-    for table in parts.parts:
+    for table, (_, keyed) in parts.parts.items():
         parts.flush(table)
+        keyed.warn_cells()
     log_dataset(
         name,
         len(locations),

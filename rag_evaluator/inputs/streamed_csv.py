@@ -14,7 +14,7 @@ import codecs
 import hashlib
 import json
 import re
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,6 +141,7 @@ def stream_csv(
     optional: Sequence[str] = (),
     json_fix: str | None = None,
     extra_columns: bool = False,
+    stand_ins: Mapping[str, str] | None = None,
     chunk_size: int = CHUNK_SIZE,
 ) -> StreamedCsv:
     """``read_csv``'s checks and columns without holding the file: its records come from
@@ -155,7 +156,12 @@ def stream_csv(
     streamed = stream_csv_rows(path, expected=expected, json_fix=fix, chunk_size=chunk_size)
     headers = streamed.headers
     canonical, extra = resolved_columns(
-        path, headers, required=required, optional=optional, extra_columns=extra_columns
+        path,
+        headers,
+        required=required,
+        optional=optional,
+        extra_columns=extra_columns,
+        stand_ins=stand_ins,
     )
     data_rows = streamed.rows()
     first_row = next(data_rows, None)

@@ -11,13 +11,13 @@ import itertools
 import json
 import logging
 import re
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_evaluator.atomic import write_text_atomic
 from rag_evaluator.errors import InputError, MissingColumnError, MissingFileError
-from rag_evaluator.inputs.fields import metadata_headers, resolve_columns
+from rag_evaluator.inputs.fields import metadata_headers, resolve_columns, shadowed_columns
 from rag_evaluator.inputs.files import decode_text, not_a_file, read_input_bytes
 
 logger = logging.getLogger(__name__)
@@ -193,18 +193,26 @@ def read_csv(
     optional: Sequence[str] = (),
     json_fix: str | None = None,
     extra_columns: bool = False,
+    stand_ins: Mapping[str, str] | None = None,
 ) -> CsvTable:
     """Read ``path`` and resolve the ``required`` and ``optional`` canonical columns.
 
     ``json_fix`` is the advice given when the file turns out to be JSON (by default: save
     it as CSV with the required columns). With ``extra_columns`` the metadata columns
     (those that spell no canonical column, ``fields.metadata_headers``) are read too.
+    ``stand_ins`` maps a required column to an optional one that may stand in for it (the
+    records then lack the required one).
     """
     expected, fix = expected_columns(required, json_fix)
     raw = read_csv_rows(path, expected=expected, json_fix=fix)
     headers = raw.headers
     canonical, extra = resolved_columns(
-        raw.path, headers, required=required, optional=optional, extra_columns=extra_columns
+        raw.path,
+        headers,
+        required=required,
+        optional=optional,
+        extra_columns=extra_columns,
+        stand_ins=stand_ins,
     )
     records = list(iter_records(raw.rows, canonical, extra))
     if not records:
@@ -235,15 +243,47 @@ def resolved_columns(
     required: Sequence[str],
     optional: Sequence[str],
     extra_columns: bool,
+    stand_ins: Mapping[str, str] | None = None,
 ) -> tuple[list[tuple[str, int]], list[tuple[int, str]]]:
     """The canonical columns found in ``headers`` (name, index) and, with ``extra_columns``,
-    the metadata ones (index, header); a ``required`` column not found is a
-    ``MissingColumnError``."""
+    the metadata ones (index, header); a ``required`` column not found (nor the column
+    ``stand_ins`` lets stand in for it) is a ``MissingColumnError``. A column spelling one
+    already found is left to what other columns become, with a warning naming both."""
     resolved = resolve_columns(headers, [*required, *optional])
     for name in required:
-        if name not in resolved:
+        stand_in = (stand_ins or {}).get(name)
+        if name not in resolved and (stand_in is None or stand_in not in resolved):
             raise MissingColumnError(path, name, shown_headers(headers))
-    return list(resolved.items()), metadata_headers(headers) if extra_columns else []
+    extra = metadata_headers(headers) if extra_columns else []
+    _warn_shadowed(path, headers, resolved, {index for index, _ in extra})
+    return list(resolved.items()), extra
+
+
+def _warn_shadowed(
+    path: Path, headers: Sequence[str], resolved: dict[str, int], metadata: set[int]
+) -> None:
+    for canonical, read, other in shadowed_columns(headers, resolved):
+        fate = "is carried as a metadata column" if other in metadata else "is not read"
+        if headers[read] == headers[other]:
+            logger.warning(
+                "%s has two '%s' columns: the first is read, the other %s. Rename or remove "
+                "the one you do not mean",
+                path.name,
+                headers[read],
+                fate,
+            )
+            continue
+        logger.warning(
+            "%s: the columns '%s' and '%s' both name '%s': '%s' is read, '%s' %s. "
+            "Rename or remove the one you do not mean",
+            path.name,
+            headers[read],
+            headers[other],
+            canonical,
+            headers[read],
+            headers[other],
+            fate,
+        )
 
 
 def no_data_rows_error(path: Path, expected: str) -> InputError:
