@@ -229,6 +229,7 @@ class RunSession:
         )
         if not self.interaction.confirm("Resume previous run?", default=True):
             return ResumeDecision(None, path)
+        self._refuse_open_batches_without_batch(loaded)
         if seed is not None and seed != loaded.header.seed:
             logger.warning(
                 "--seed %s is ignored: the resumed run keeps its own order (seed %s)",
@@ -236,6 +237,19 @@ class RunSession:
                 loaded.header.seed,
             )
         return ResumeDecision(loaded, None)
+
+    def _refuse_open_batches_without_batch(self, loaded: LoadedCheckpoint) -> None:
+        """A run resumed without --batch would send the requests an earlier session left in
+        Message Batches again, paying for them twice: collecting them needs --batch."""
+        open_count = len(loaded.open_batches) + len(loaded.unconfirmed_intents)
+        if self.config.calls.batch or not open_count:
+            return
+        raise UsageError(
+            f"The run being resumed left {open_count} Message Batch(es) open, paid for and "
+            "not collected yet; sent again without --batch their requests would be paid twice. "
+            "Run the same command with --batch to collect them (it goes on in batches), or "
+            "answer n to 'Resume previous run?' to start afresh"
+        )
 
     def _refuse_changed(
         self, header: CheckpointHeader, changed: str, texts: ResumeTexts

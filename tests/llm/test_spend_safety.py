@@ -140,6 +140,35 @@ def test_a_stop_while_a_follow_up_batch_is_pending_never_pays_for_collected_resu
     assert len(results.rows) == 8 and results.summary["Unscored"] == "0"
 
 
+def test_a_resume_without_batch_never_sends_again_what_open_batches_hold(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    # The user stops waiting for a batch; the API ends it later, as it does.
+    created: list[str] = []
+
+    def on_created(batch_id: str) -> None:
+        created.append(batch_id)
+        fake_anthropic.hold_batch(batch_id)
+
+    fake_anthropic.on_batch_created = on_created
+    fake_anthropic.on_batch_poll = lambda batch_id: press_ctrl_c()
+    stopped = run_cli(BATCH)
+    assert stopped.exit_code == 130, stopped.output
+    fake_anthropic.hold_batch(created[0], hold=False)
+    fake_anthropic.on_batch_poll = None
+    billed = Counter(fake_anthropic.billed)
+
+    direct = run_cli(RUN, input_text="y\n")
+
+    assert direct.exit_code == 2, direct.output
+    message = " ".join(direct.stderr.split())
+    assert "left 1 Message Batch(es) open" in message and "with --batch" in message
+    assert fake_anthropic.billed == billed  # nothing sent again
+    collected = run_cli(BATCH, input_text="y\n")
+    assert collected.exit_code == 0, collected.output
+    assert fake_anthropic.paid_twice() == []
+
+
 def test_a_stage_split_into_batches_creates_them_all_before_polling(
     workspace: Workspace, fake_anthropic: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
