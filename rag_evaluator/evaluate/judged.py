@@ -409,7 +409,7 @@ def _write_outcome(
             facts = _facts(
                 request, setup, plan, tally, base_plan, offline.columns, carried, partial
             )
-            facts = replace(facts, output_notes=judged_records.output_notes)
+            facts = _with_unfinished(facts, judged_records)
             summary = summary_lines(tally, facts)
             groups = tallied.groups()
             results_path, json_path = pending.publish(started_at, summary, groups)
@@ -471,6 +471,20 @@ def _facts(
         partial=partial,
         unpriced=setup.unpriced,
         metric_settings=recorded_settings(request.metric_options, metric_columns),
+    )
+
+
+def _with_unfinished(facts: RunFacts, judged: JudgedRecords) -> RunFacts:
+    """The facts with the calls of the questions a stopped run did not finish: paid for, so
+    in the run's calls, tokens and cost though no row shows them."""
+    unfinished = judged.unfinished
+    cost = facts.cost_usd
+    return replace(
+        facts,
+        output_notes=judged.output_notes,
+        usage=facts.usage + unfinished.usage,
+        calls=facts.calls + unfinished.calls,
+        cost_usd=None if cost is None else cost + unfinished.cost_usd,
     )
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -27,10 +28,11 @@ from rag_evaluator.families.base import (
 )
 from rag_evaluator.families.jury.family import JuryFamily
 from rag_evaluator.families.jury.results import JuryResult
-from rag_evaluator.inputs.records import EvaluationItem
+from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
 from rag_evaluator.llm.checkpoint.records import StoredRecords
 from rag_evaluator.llm.checkpoint.store import (
     CheckpointWriter,
+    RecordedOutcome,
     StageKey,
     family_result_to_json,
     keep_declined_checkpoint,
@@ -104,12 +106,22 @@ class _Recorder:
         self.records = records
         self.total = len(plan.selected)
         self.finished_count = len(records)
+        # What the unfinished questions paid so far, by stage (the latest line of each): the
+        # resumed ones first. A finished question's calls are in its record instead.
+        resumed = plan.checkpoint.resume_from
+        self.open_stages: dict[StageKey, tuple[RecordedOutcome | None, ...]] = {
+            key: stage.outcomes for key, stage in (resumed.stages if resumed else {}).items()
+        }
 
     def question_started(self, job: QuestionJob) -> None:
         self.interaction.question_started(job.position, self.total, job.question_number)
 
     def question_finished(self, record: QuestionRecord, item: EvaluationItem) -> None:
         self.records.add(record, self.writer.append(record))
+        if self.open_stages:
+            number = record.question_number
+            for key in [key for key in self.open_stages if key[0] == number]:
+                del self.open_stages[key]
         self.finished_count += 1
         if self.cache.enabled:
             self._store(record, item)
@@ -155,6 +167,17 @@ class _Recorder:
         ]
         if any(outcome is not None for outcome in kept):
             self.writer.append_stage(key, digest, kept, batches)
+            self.open_stages[key] = tuple(kept)
+
+    def unfinished_spend(self) -> UnfinishedSpend:
+        """What the questions not finished paid for (their stages' answered calls)."""
+        outcomes = [o for stage in self.open_stages.values() for o in stage if o is not None]
+        usage = sum((outcome.usage for outcome in outcomes), TokenUsage())
+        return UnfinishedSpend(
+            usage,
+            sum(outcome.calls for outcome in outcomes),
+            math.fsum(outcome.cost_usd for outcome in outcomes),
+        )
 
 
 def _paid_nothing(outcome: CallOutcome) -> bool:
@@ -211,13 +234,23 @@ class BatchRunning(Protocol):
     def interrupt_note(self) -> str | None: ...
 
 
+@dataclass(frozen=True)
+class UnfinishedSpend:
+    """What the calls of questions a stopped run did not finish paid for."""
+
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    calls: int = 0
+    cost_usd: float = 0.0
+
+
 @dataclass
 class JudgedRecords:
     """The finished questions of a judged run (read back from the checkpoint), and, when the
-    ``--max-cost`` budget stopped it early, why."""
+    ``--max-cost`` budget stopped it early, why and what its unfinished questions paid."""
 
     records: StoredRecords
     budget_stop: BudgetExhaustedError | None = None
+    unfinished: UnfinishedSpend = field(default_factory=UnfinishedSpend)
     # How structured output was asked of models without the API's JSON schema, if any.
     output_notes: tuple[str, ...] = ()
 
@@ -256,7 +289,7 @@ def judge_pending(
             _run_engine(plan, options, call, recorder, stop, interrupt, batches)
     except BudgetExhaustedError as exc:
         stop.set()
-        return JudgedRecords(records, exc)
+        return JudgedRecords(records, exc, recorder.unfinished_spend())
     except KeyboardInterrupt:
         stop.set()
         raise _interrupted(plan, recorder, batches) from None

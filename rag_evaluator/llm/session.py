@@ -366,7 +366,13 @@ class RunSession:
         )
         # The records are read back from the checkpoint file: let go of it with the session.
         self._hold.callback(judged.records.close)
-        return replace(judged, output_notes=client.output_notes())
+        judged = replace(judged, output_notes=client.output_notes())
+        if judged.budget_stop is not None:
+            # Said again now that the calls in flight at the stop have settled their cost.
+            settled = client.cap.exhausted()
+            settled.partial = judged.budget_stop.partial
+            judged = replace(judged, budget_stop=settled)
+        return judged
 
 
 def _progress(finished: int, header: CheckpointHeader) -> str:

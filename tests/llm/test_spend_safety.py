@@ -33,6 +33,7 @@ from rag_evaluator.families.judge.voting import DEFAULT_HEDGE_PHRASES
 from rag_evaluator.inputs.records import EvaluationItem, TokenUsage
 from rag_evaluator.llm.cost import call_cost, reserved_call_usd
 from rag_evaluator.llm.models import resolve_model
+from rag_evaluator.text.money import format_usd
 
 POSIX_SIGNALS = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 QUESTIONS = {
@@ -260,6 +261,31 @@ def test_long_replies_never_take_the_spending_past_the_budget(
     billed = [TokenUsage(**request.usage) for request in fake_anthropic.requests if request.usage]
     assert billed and max(usage.output_tokens for usage in billed) > 1500
     assert sum(call_cost(usage, haiku) for usage in billed) <= budget
+
+
+def test_a_budget_stop_counts_the_calls_of_unfinished_questions_and_says_what_was_spent(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    # Every verdict hedges: the budget stops the run with questions between their first call
+    # and their votes, and calls in flight at the stop still settle their cost.
+    for question, _, _ in QUESTIONS.values():
+        fake_anthropic.script(question, verdict(reasoning=HEDGED), verdict())
+    fake_anthropic.response_delay_seconds = 0.05
+    budget = one_call_usd() * 4.5
+    arguments = [*RUN, "--delay", "0", "--concurrency", "4", "--max-cost", f"{budget:.6f}"]
+
+    stopped = run_cli(arguments)
+
+    assert stopped.exit_code == 4, stopped.output
+    haiku = resolve_model("haiku")
+    billed = [TokenUsage(**request.usage) for request in fake_anthropic.requests if request.usage]
+    spent = format_usd(sum(call_cost(usage, haiku) for usage in billed))
+    [partial] = all_results(workspace)
+    assert len(partial.rows) < len(QUESTIONS)
+    assert partial.summary["Judge Calls"] == str(len(billed))
+    assert partial.summary["Tokens Out"] == str(sum(usage.output_tokens for usage in billed))
+    assert partial.summary["Cost"] == spent
+    assert f"({spent} spent by this run so far" in " ".join(stopped.stderr.split())
 
 
 # -- replies and checkpoints that resume must survive --------------------------------------------
