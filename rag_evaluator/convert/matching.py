@@ -88,6 +88,17 @@ def numbers_in(normalised: str) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def same_question(text: str, question: str, threshold: float = DEFAULT_THRESHOLD) -> bool:
+    """Whether ``text`` is ``question`` as convert matches them: a score at the threshold and
+    no number of one contradicting the other's."""
+    first, second = normalise_question(text), normalise_question(question)
+    if first == second:
+        return True
+    numbers = frozenset(numbers_in(first)), frozenset(numbers_in(second))
+    score = round(fuzz.ratio(first, second), _SCORE_DECIMALS)
+    return score >= threshold and not other_numbers(*numbers)
+
+
 def confidence_label(score: float, threshold: float = DEFAULT_THRESHOLD) -> Confidence:
     """PERFECT from 99, GOOD from 95, LOW from the threshold (85), FAILED below it."""
     score = round(score, _SCORE_DECIMALS)

@@ -58,6 +58,7 @@ def load_inputs(
             request.questions_path,
             None if request.reference_free else request.ground_truth_path,
             request.answers_path,
+            same_question,
         )
     files = (
         [InputFileInfo("Dataset", request.dataset_path, len(inputs.dataset.rows))]
@@ -75,6 +76,14 @@ def load_inputs(
         reference_free=inputs.reference_free,
     )
     return files, selection, inputs.metadata_columns, inputs.reference_free
+
+
+def same_question(text: str, question: str) -> bool:
+    """convert's rule of the same question, imported when a file has a Question column to
+    compare (it brings rapidfuzz and numpy, which a run otherwise need not load)."""
+    from rag_evaluator.convert.matching import same_question as matches
+
+    return matches(text, question)
 
 
 def _input_bytes(request: EvaluateRequest) -> int:

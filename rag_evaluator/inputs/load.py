@@ -206,9 +206,64 @@ class FirstRows(Generic[RowT]):
             )
 
 
-def _load_csv(path: Path, spec: InputSpec[RowT]) -> KeyedRows[RowT]:
+def _load_csv(
+    path: Path, spec: InputSpec[RowT], texts: QuestionTexts | None = None, holds: str = ""
+) -> KeyedRows[RowT]:
+    """The file's rows; with ``texts``, its Question cells compared (``holds``: what its
+    rows give, for the warning)."""
     table = read_csv(path, **spec.reading())
-    return _keyed(table.path.name, table.path, table.columns, table.records, spec.build)
+    build = spec.build if texts is None else texts.comparing(spec.build)
+    keyed = _keyed(table.path.name, table.path, table.columns, table.records, build)
+    if texts is not None:
+        texts.warn(table.path.name, table.columns.get(QUESTION, QUESTION), holds)
+    return keyed
+
+
+@dataclass
+class QuestionTexts:
+    """The rows of a ground-truth or answers file whose copy of the question's text is not
+    the question questions.csv has under their number (``same`` says what is the same
+    question): the two files number the questions differently."""
+
+    questions: KeyedRows[QuestionRow]
+    same: Callable[[str, str], bool]
+    compared: int = 0
+    differing: list[int] = field(default_factory=list)
+
+    def comparing(self, build: Callable[[int, CsvRecord, CellNotes], RowT]) -> Callable[..., RowT]:
+        """``build``, comparing each row's Question cell on the way."""
+
+        def compared_build(number: int, record: CsvRecord, notes: CellNotes) -> RowT:
+            self._compare(number, record.values.get(QUESTION, ""))
+            return build(number, record, notes)
+
+        return compared_build
+
+    def _compare(self, number: int, text: str) -> None:
+        question = self.questions.rows.get(number)
+        if question is None or not text.strip() or not question.question.strip():
+            return
+        self.compared += 1
+        if not self.same(text, question.question):
+            self.differing.append(number)
+
+    def warn(self, file_name: str, column: str, holds: str) -> None:
+        """One warning when any row's question is another, then ready for the next file."""
+        if self.differing:
+            logger.warning(
+                "%s: the '%s' of %d of %d rows is another question than the one %s has under "
+                "the same number (%s %s), yet their %s are paired with those questions. Check "
+                "that both files number the questions alike",
+                file_name,
+                column,
+                len(self.differing),
+                self.compared,
+                self.questions.source_name,
+                "question" if len(self.differing) == 1 else "questions",
+                format_numbers(sorted(self.differing)),
+                holds,
+            )
+        self.compared, self.differing = 0, []
 
 
 QUESTIONS_SPEC: InputSpec[QuestionRow] = InputSpec(
@@ -237,7 +292,8 @@ def _ground_truth_row(number: int, record: CsvRecord, notes: CellNotes) -> Groun
 
 GROUND_TRUTH_SPEC: InputSpec[GroundTruthRow] = InputSpec(
     (QUESTION_NUMBER, GROUND_TRUTH),
-    (RELEVANT_CONTEXTS, REQUIRED_FACTS, REFERENCE_ANSWERS),
+    # Question: a copy of the question's text some files keep, only compared (QuestionTexts).
+    (RELEVANT_CONTEXTS, REQUIRED_FACTS, REFERENCE_ANSWERS, QUESTION),
     _ground_truth_row,
     stand_ins=((GROUND_TRUTH, REFERENCE_ANSWERS),),
 )
@@ -275,7 +331,7 @@ def _answer_row(number: int, record: CsvRecord, notes: CellNotes) -> AnswerRow:
 
 ANSWERS_SPEC: InputSpec[AnswerRow] = InputSpec(
     (QUESTION_NUMBER, RAG_ANSWER),
-    (CONTEXTS, RETRIEVAL_SCORES),
+    (CONTEXTS, RETRIEVAL_SCORES, QUESTION),
     _answer_row,
     json_fix=_ANSWERS_JSON_FIX,
 )
@@ -373,20 +429,27 @@ def _dataset_inputs(table: DatasetTable, path: Path) -> InputSet:
     )
 
 
-def load_input_files(questions: Path, ground_truth: Path | None, answers: Path) -> InputSet:
-    """Read the three CSVs; ``ground_truth`` ``None``: a run without references."""
+def load_input_files(
+    questions: Path,
+    ground_truth: Path | None,
+    answers: Path,
+    same_question: Callable[[str, str], bool] | None = None,
+) -> InputSet:
+    """Read the three CSVs; ``ground_truth`` ``None``: a run without references. With
+    ``same_question``, a Question column of the other two files is compared with
+    questions.csv's texts (a warning names the rows whose question is another)."""
     question_rows = load_questions(questions)
     # Every row has the header's metadata columns, in the file's order.
     first = next(iter(question_rows.rows.values()), None)
     columns = list(first.metadata) if first is not None else []
+    texts = None if same_question is None else QuestionTexts(question_rows, same_question)
     truth = (
-        load_ground_truth(ground_truth)
+        _load_csv(ground_truth, GROUND_TRUTH_SPEC, texts, "ground truths")
         if ground_truth is not None
         else KeyedRows[GroundTruthRow]("no ground truth", {})
     )
-    return InputSet(
-        question_rows, truth, load_answers(answers), columns, reference_free=ground_truth is None
-    )
+    given = _load_csv(answers, ANSWERS_SPEC, texts, "answers")
+    return InputSet(question_rows, truth, given, columns, reference_free=ground_truth is None)
 
 
 @dataclass(frozen=True)

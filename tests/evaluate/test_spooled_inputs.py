@@ -135,7 +135,7 @@ def test_a_budget_stop_and_its_resume_are_the_same_spooled_or_held(
     for spooled in (False, True):
         directory = tmp_path / ("spooled" if spooled else "held")
         _write_inputs(directory)
-        stopped = _run(directory, monkeypatch, spooled, "--max-cost", "0.0006")
+        stopped = _run(directory, monkeypatch, spooled, "--max-cost", "0.0017")
         assert stopped.exit_code == 4, stopped.output
         partial = _table(directory)
         for path in results_files(directory / "Evaluation_Runs"):
@@ -155,7 +155,7 @@ def test_a_run_stopped_holding_its_inputs_resumes_spooled(
     # The checkpoint's fingerprint hashes the same bytes whichever way the files are read.
     directory = tmp_path / "run"
     _write_inputs(directory)
-    assert _run(directory, monkeypatch, False, "--max-cost", "0.0006").exit_code == 4
+    assert _run(directory, monkeypatch, False, "--max-cost", "0.0017").exit_code == 4
     sent = len(fake_anthropic.requests)
     resumed = _run(directory, monkeypatch, True, "--max-cost", "5")
     assert resumed.exit_code == 0, resumed.output
