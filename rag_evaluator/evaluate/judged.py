@@ -14,7 +14,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from rag_evaluator.collector import building_long_lived
-from rag_evaluator.errors import BudgetExhaustedError, CheckpointError, ConfigError
+from rag_evaluator.errors import (
+    BudgetExhaustedError,
+    CheckpointError,
+    ConfigError,
+    EvaluationInterrupted,
+)
 from rag_evaluator.evaluate.inputs import carried_columns
 from rag_evaluator.evaluate.offline import (
     OfflineScores,
@@ -333,9 +338,17 @@ def _judge_and_write(
     offline = offline_scores(request, base_plan, selected, interaction)
     judged_records = session.judge(plan, options)
     interaction.finished()
-    outcome = _write_outcome(
-        request, base_plan, setup, plan, selected, judged_records, offline, started_at, options
-    )
+    try:
+        outcome = _write_outcome(
+            request, base_plan, setup, plan, selected, judged_records, offline, started_at, options
+        )
+    except KeyboardInterrupt:
+        # After the last call: everything paid for is in the checkpoint, only the file is lost.
+        raise EvaluationInterrupted(
+            f"Interrupted while writing the results; the {len(judged_records.records)} judged "
+            f"questions are saved in the checkpoint {plan.checkpoint.path}. Run the same "
+            "command again to write them (no call is paid for again)"
+        ) from None
     logger.info("Response cache: %d hit(s)", session.cache.hits)
     if judged_records.budget_stop is not None:
         raise _budget_stop(judged_records.budget_stop, outcome)

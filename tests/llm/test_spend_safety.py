@@ -535,6 +535,32 @@ def test_ctrl_c_keeps_the_calls_in_flight_and_counts_what_the_checkpoint_holds(
     assert fake_anthropic.paid_twice() == []
 
 
+@POSIX_SIGNALS
+def test_ctrl_c_while_the_results_are_written_says_they_are_saved(
+    workspace: Workspace, fake_anthropic: FakeAnthropicServer
+) -> None:
+    process = start_cli_process(RUN, workspace.directory)
+    runs = workspace.directory / "Evaluation_Runs"
+    try:
+        # The rows go to a scratch file first: every call has been answered by then.
+        wait_until(lambda: any(runs.glob(".rows.csv.*")), interval=0.002)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    shown = " ".join(stderr.split())
+    assert "Interrupted while writing the results; the 8 judged questions are saved" in shown
+    asked = len(fake_anthropic.requests)
+
+    rerun = run_cli(RUN, input_text="y\n")
+
+    assert rerun.exit_code == 0, rerun.output
+    assert len(fake_anthropic.requests) == asked
+    assert [len(results.rows) for results in all_results(workspace)] == [8]
+
+
 def test_ctrl_c_while_the_command_starts_exits_quietly() -> None:
     program = textwrap.dedent(
         """
