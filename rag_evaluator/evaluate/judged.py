@@ -465,7 +465,6 @@ def _facts(
     partial: str | None,
 ) -> RunFacts:
     """What the summary reports besides the rows: model, seed, calls, tokens, cost."""
-    estimate = plan.estimate
     return RunFacts(
         judged=True,
         model_id=setup.judged_by,
@@ -476,7 +475,7 @@ def _facts(
         retries=tally.retries,
         cached_questions=tally.cached_questions,
         cost_usd=tally.cost_usd,
-        estimate=estimate.summary_dollars() if plan.sends_calls else None,
+        estimate=_estimate_text(plan),
         batch=request.calls.batch,
         coverage=base_plan.coverage,
         metric_columns=metric_columns,
@@ -485,6 +484,15 @@ def _facts(
         unpriced=setup.unpriced,
         metric_settings=recorded_settings(request.metric_options, metric_columns),
     )
+
+
+def _estimate_text(plan: JudgingPlan) -> str | None:
+    """The estimate as the summary shows it: a resumed session's covers only what was left,
+    while ``Cost`` covers every session, so it says so."""
+    if not plan.sends_calls:
+        return None
+    text = plan.estimate.summary_dollars()
+    return text if plan.checkpoint.resume_from is None else f"{text} (the calls left at the resume)"
 
 
 def _with_unfinished(facts: RunFacts, judged: JudgedRecords) -> RunFacts:

@@ -211,6 +211,11 @@ def test_max_cost_covers_every_resume_of_a_run(
     assert fake_anthropic.billed_total() == billed_after_first
     message = " ".join(again.stderr.split())
     assert "spent by this run so far, resumed sessions included" in message
+    # The last session's estimate covers what was left; its Cost every session.
+    finished = run_cli([*RUN, "--delay", "0"])
+    assert finished.exit_code == 0, finished.output
+    summary = all_results(workspace)[-1].summary
+    assert summary["Estimated Cost"].endswith(" (the calls left at the resume)")
 
 
 def test_a_budget_stop_keeps_the_calls_in_flight_of_the_same_question(
