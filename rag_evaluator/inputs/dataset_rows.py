@@ -79,6 +79,7 @@ from rag_evaluator.inputs.shapes import (
     json_type,
     listed_references,
     read_contexts,
+    reference_text,
     retrieval_scores_field,
     retrieved_contexts_field,
     uses_deepeval_names,
@@ -199,8 +200,15 @@ class _Reader:
         """The reference as the Ground Truth cell; when it lists several answers, also the
         Reference Answers cell (a JSON array), counted for the note."""
         name, value = self.reference_field()
-        text = self._text_of(name, value, "reference")
+        if not name or value is None:
+            return
+        text = reference_text(value)
         if text is None:
+            raise self.error(
+                f"the '{name}' field is {json_type(value)}, not reference text. "
+                "Write the reference as a string, or a list of acceptable answers"
+            )
+        if not text.strip():
             return
         cells[GROUND_TRUTH] = text
         answers = listed_references(value)

@@ -108,6 +108,8 @@ REFERENCE_FIELDS: tuple[str, ...] = (
     "answer_key",
     # MTRAG: [{"speaker": "agent", "text": ...}].
     "targets",
+    # SQuAD and the HF datasets built like it: {"text": [...], "answer_start": [...]}.
+    "answers",
 )
 # The golden chunks: ragas "reference_contexts", and rag-eval's own "Relevant Contexts".
 REFERENCE_CONTEXT_FIELDS: tuple[str, ...] = (
@@ -322,12 +324,27 @@ def joined_texts(items: Sequence[object]) -> str | None:
     return None if parts is None else clean_text("\n".join(parts))
 
 
+def reference_items(value: object) -> list[str] | None:
+    """The answers a reference field gives, repeats dropped (SQuAD lists one per annotator):
+    a text, a list of texts or of objects holding one (MTRAG's ``[{"text": ...}]``), or an
+    object whose text field holds either (SQuAD's ``{"text": [...], "answer_start": [...]}``);
+    ``None`` when it holds no text."""
+    if isinstance(value, dict):
+        _, value = find_field(value, [*_CONTEXT_TEXT_KEYS, *_ANSWER_KEYS])
+    if isinstance(value, list):
+        items = _list_texts(value)
+    else:
+        scalar = _scalar_text(value)
+        items = None if scalar is None else [scalar]
+    return None if items is None else list(dict.fromkeys(clean_text(item) for item in items))
+
+
 def listed_references(value: object) -> tuple[str, ...] | None:
-    """The reference answers a reference field lists, when it lists two or more non-blank
-    ones (they are also joined into one text); else ``None``."""
-    if not isinstance(value, list):
+    """The reference answers a reference field lists, when it lists two or more distinct
+    non-blank ones (they are also joined into one text); else ``None``."""
+    if not isinstance(value, list | dict):
         return None
-    answers = tuple(clean_text(part) for part in _list_texts(value) or () if part.strip())
+    answers = tuple(part for part in reference_items(value) or () if part.strip())
     return answers if len(answers) > 1 else None
 
 
@@ -508,10 +525,10 @@ def _kept_scores(scores: list[float | None]) -> tuple[list[float] | None, str]:
 
 
 def reference_text(value: object) -> str | None:
-    """The reference answer a field holds (text, or a list of texts joined by lines)."""
-    if value is None:
-        return None
-    return _answer_text(value)
+    """The reference answer a field holds: its answers (``reference_items``) joined by lines;
+    ``None`` when it holds none or no text."""
+    items = None if value is None else reference_items(value)
+    return None if items is None else clean_text("\n".join(items))
 
 
 def retrieval_scores_field(record: Mapping[str, object]) -> tuple[str, object]:

@@ -415,3 +415,43 @@ def test_a_question_holding_several_values_is_never_read_as_one(value: object) -
     with tempfile.TemporaryDirectory() as folder:
         path = write(Path(folder), "d.json", json.dumps(record))
         assert "column-oriented" in error_of(path)
+
+
+# -- SQuAD-style answers: one per annotator, under a text field -----------------------------------
+
+SQUAD = [
+    {
+        "id": "56be4db0",
+        "question": "Which NFL team won Super Bowl 50?",
+        "answers": {
+            "text": ["Denver Broncos", "Denver Broncos", "Broncos"],
+            "answer_start": [1, 1, 8],
+        },
+        "prediction": "Broncos",
+    },
+    {
+        "id": "56be4db1",
+        "question": "Where was Super Bowl 50 held?",
+        "answers": {"text": ["Levi's Stadium", "Levi's Stadium"], "answer_start": [4, 4]},
+        "prediction": "Levi's Stadium",
+    },
+]
+
+
+@pytest.mark.parametrize("spool", ["", "0"])
+def test_squad_answers_are_the_acceptable_answers_without_repeats(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spool: str
+) -> None:
+    dataset = write(tmp_path, "squad.jsonl", lines(SQUAD))
+    loaded = load_dataset(dataset)
+    rows = sorted(loaded.ground_truth.rows.values(), key=lambda row: row.question_number)
+    assert [row.ground_truth for row in rows] == ["Denver Broncos\nBroncos", "Levi's Stadium"]
+    assert [row.reference_answers for row in rows] == [("Denver Broncos", "Broncos"), None]
+
+    result = evaluate(
+        tmp_path, monkeypatch, "--dataset", str(dataset), "--metrics", "lexical", spool=spool
+    )
+
+    assert result.exit_code == 0, result.output
+    # "Broncos" is one of the acceptable answers: an exact match.
+    assert only_results(tmp_path).summary["exact_match"].startswith("2/2")
