@@ -212,10 +212,11 @@ def _load_csv(
     """The file's rows; with ``texts``, its Question cells compared (``holds``: what its
     rows give, for the warning)."""
     table = read_csv(path, **spec.reading())
-    build = spec.build if texts is None else texts.comparing(spec.build)
+    if texts is None or QUESTION not in table.columns:
+        return _keyed(table.path.name, table.path, table.columns, table.records, spec.build)
+    build = texts.comparing(spec.build)
     keyed = _keyed(table.path.name, table.path, table.columns, table.records, build)
-    if texts is not None:
-        texts.warn(table.path.name, table.columns.get(QUESTION, QUESTION), holds)
+    texts.warn(table.path.name, table.columns[QUESTION], holds)
     return keyed
 
 
