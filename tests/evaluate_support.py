@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import json
 import os
 import re
 import subprocess
@@ -77,6 +78,31 @@ def write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[object]
         writer = csv.writer(handle)
         writer.writerow(header)
         writer.writerows(rows)
+
+
+def write_retrieval_inputs(
+    directory: Path, contexts_of: Callable[[str], list[str]], scores: str | None = None
+) -> None:
+    """The three CSVs of ``SAMPLE`` for the retrieval metrics: each ground truth its own
+    golden chunk, ``contexts_of(ground truth)`` the retrieved ones (with ``scores``, the same
+    Retrieval Scores cell on every row)."""
+    numbers = sorted(SAMPLE)
+    write_csv(
+        directory / "questions.csv",
+        ["Question Number", "Question"],
+        [[n, SAMPLE[n][0]] for n in numbers],
+    )
+    write_csv(
+        directory / "ground_truth.csv",
+        ["Question Number", "Ground Truth", "Relevant Contexts"],
+        [[n, SAMPLE[n][1], json.dumps([SAMPLE[n][1]])] for n in numbers],
+    )
+    header = ["Question Number", "RAG Answer", "Contexts"]
+    rows = [[n, SAMPLE[n][2], json.dumps(contexts_of(SAMPLE[n][1]))] for n in numbers]
+    if scores is not None:
+        header.append("Retrieval Scores")
+        rows = [[*row, scores] for row in rows]
+    write_csv(directory / "rag_answers.csv", header, rows)
 
 
 def write_inputs(

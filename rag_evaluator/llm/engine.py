@@ -182,23 +182,13 @@ def replayed(request: ModelRequest, saved: RecordedOutcome) -> CallOutcome | Non
     """
     if saved.pending:
         return paid_part(saved, saved.error)
-    failure = FailureKind(saved.failure) if saved.failure else None
     value = None
     if saved.payload is not None:
         try:
             value = request.parse(saved.payload)
         except (ValueError, ReplyError):
             return None
-    return CallOutcome(
-        value,
-        saved.payload,
-        saved.error,
-        failure,
-        saved.usage,
-        saved.calls,
-        saved.cost_usd,
-        saved.retries,
-    )
+    return replace(as_call_outcome(saved), value=value)
 
 
 def paid_part(saved: RecordedOutcome, error: str | None) -> CallOutcome:

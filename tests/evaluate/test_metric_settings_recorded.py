@@ -13,7 +13,7 @@ from evaluate_support import (
     only_results,
     prepare_workspace,
     run_cli,
-    write_csv,
+    write_retrieval_inputs,
 )
 from fakes.anthropic_server import FakeAnthropicServer
 
@@ -23,22 +23,7 @@ from rag_evaluator.offline.metric_settings import METRIC_SETTINGS, fallback_phra
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
     workspace = prepare_workspace(tmp_path, monkeypatch)
-    numbers = sorted(SAMPLE)
-    write_csv(
-        tmp_path / "questions.csv",
-        ["Question Number", "Question"],
-        [[n, SAMPLE[n][0]] for n in numbers],
-    )
-    write_csv(
-        tmp_path / "ground_truth.csv",
-        ["Question Number", "Ground Truth", "Relevant Contexts"],
-        [[n, SAMPLE[n][1], json.dumps([SAMPLE[n][1]])] for n in numbers],
-    )
-    write_csv(
-        tmp_path / "rag_answers.csv",
-        ["Question Number", "RAG Answer", "Contexts", "Retrieval Scores"],
-        [[n, SAMPLE[n][2], json.dumps([SAMPLE[n][1], "x"]), "[0.9, 0.4]"] for n in numbers],
-    )
+    write_retrieval_inputs(tmp_path, lambda golden: [golden, "x"], "[0.9, 0.4]")
     return workspace
 
 

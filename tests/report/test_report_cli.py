@@ -14,8 +14,8 @@ from evaluate_support import (
     read_results,
     results_files,
     run_cli,
-    write_csv,
     write_inputs,
+    write_retrieval_inputs,
 )
 from fakes.anthropic_server import FakeAnthropicServer, verdict
 from report_support import (
@@ -237,22 +237,7 @@ def test_the_page_shows_each_runs_metric_settings_and_what_they_leave_uncompared
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     prepare_workspace(tmp_path, monkeypatch)
-    numbers = sorted(SAMPLE)
-    write_csv(
-        tmp_path / "questions.csv",
-        ["Question Number", "Question"],
-        [[n, SAMPLE[n][0]] for n in numbers],
-    )
-    write_csv(
-        tmp_path / "ground_truth.csv",
-        ["Question Number", "Ground Truth", "Relevant Contexts"],
-        [[n, SAMPLE[n][1], json.dumps([SAMPLE[n][1]])] for n in numbers],
-    )
-    write_csv(
-        tmp_path / "rag_answers.csv",
-        ["Question Number", "RAG Answer", "Contexts"],
-        [[n, SAMPLE[n][2], json.dumps(["x", SAMPLE[n][1]])] for n in numbers],
-    )
+    write_retrieval_inputs(tmp_path, lambda golden: ["x", golden])
     runs = []
     for folder, k in (("a", "3"), ("b", "1")):
         result = run_cli(["evaluate", "--metrics", "retrieval", "--k", k, "--output-dir", folder])
