@@ -30,9 +30,9 @@ from rag_evaluator.inputs.fields import (
 from rag_evaluator.inputs.shapes import (
     CONTEXT_SCORE_KEYS,
     CONTEXT_TEXT_FIELDS,
-    joined_texts,
     listed_references,
     read_contexts,
+    reference_text,
 )
 
 # The columns holding a list of texts, whose cells may come joined by "|" from deepeval.
@@ -142,15 +142,16 @@ def read_reference(truth_cell: str | None, answers_cell: CellRead) -> Reference:
     Answers`` cell as ``read_list_cell`` reads it. A Ground Truth cell spelling a list of
     strings is read as a dataset's reference field is: the answers joined by lines, and,
     when two or more are not blank, also kept apart (unless Reference Answers gives them)."""
-    answers = tuple(text for text in answers_cell.texts or () if text.strip())
+    # Repeats dropped, as a dataset's reference field drops them.
+    answers = tuple(dict.fromkeys(text for text in answers_cell.texts or () if text.strip()))
     given = answers or None
     if truth_cell is None:
-        return Reference(joined_texts(list(answers)) or "", given)
+        return Reference(reference_text(list(answers)) or "", given)
     listed = reference_cell_list(truth_cell)
     if listed is None:
         return Reference(truth_cell, given)
     several = listed_references(listed)
-    return Reference(joined_texts(listed) or "", given or several, several is not None)
+    return Reference(reference_text(listed) or "", given or several, several is not None)
 
 
 @dataclass
