@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from array import array
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, overload
@@ -46,6 +46,7 @@ from rag_evaluator.inputs.fields import (
 )
 from rag_evaluator.inputs.list_cells import (
     CellNotes,
+    CellRead,
     read_contexts_cell,
     read_list_cell,
     read_reference,
@@ -277,16 +278,33 @@ QUESTIONS_SPEC: InputSpec[QuestionRow] = InputSpec(
 )
 
 
+# A blank list cell, read: the input is missing (no note to take).
+_BLANK_CELL = CellRead(None)
+
+
+def _list_cell(
+    values: Mapping[str, str], column: str, notes: CellNotes, *, semicolons: bool = False
+) -> CellRead:
+    """A list cell read and noted; a blank one (most rows of most files) costs nothing."""
+    raw = values.get(column, "")
+    if not raw or raw.isspace():
+        return _BLANK_CELL
+    read = read_list_cell(raw, semicolons=semicolons)
+    notes.note(column, read)
+    return read
+
+
 def _ground_truth_row(number: int, record: CsvRecord, notes: CellNotes) -> GroundTruthRow:
     values = record.values
-    contexts = read_list_cell(values.get(RELEVANT_CONTEXTS, ""))
-    notes.note(RELEVANT_CONTEXTS, contexts)
-    facts = read_list_cell(values.get(REQUIRED_FACTS, ""), semicolons=True)
-    notes.note(REQUIRED_FACTS, facts)
-    answers = read_list_cell(values.get(REFERENCE_ANSWERS, ""))
-    notes.note(REFERENCE_ANSWERS, answers)
+    contexts = _list_cell(values, RELEVANT_CONTEXTS, notes)
+    facts = _list_cell(values, REQUIRED_FACTS, notes, semicolons=True)
+    answers = _list_cell(values, REFERENCE_ANSWERS, notes)
+    truth = values.get(GROUND_TRUTH)
+    if answers is _BLANK_CELL and truth is not None and not truth.lstrip().startswith("["):
+        # One reference text (no list to read in it): as written.
+        return GroundTruthRow(number, truth, contexts.texts, facts.texts, None)
     # No Ground Truth column: Reference Answers stands in (see GROUND_TRUTH_SPEC).
-    reference = read_reference(values.get(GROUND_TRUTH), answers)
+    reference = read_reference(truth, answers)
     notes.several_references += reference.listed_several
     return GroundTruthRow(number, reference.text, contexts.texts, facts.texts, reference.answers)
 
@@ -304,6 +322,8 @@ def _answer_row(number: int, record: CsvRecord, notes: CellNotes) -> AnswerRow:
     values = record.values
     contexts_cell = values.get(CONTEXTS, "")
     scores_cell = values.get(RETRIEVAL_SCORES)
+    if not (contexts_cell or scores_cell):
+        return AnswerRow(number, values[RAG_ANSWER], None, None)  # nothing retrieved reported
     try:
         scores = parse_score_list(scores_cell) if scores_cell else None
     except ScoreListError as exc:
