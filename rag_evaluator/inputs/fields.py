@@ -252,7 +252,9 @@ def parse_score_list(raw: str) -> tuple[float, ...] | None:
     try:
         value = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
-        raise ScoreListError(f"{text[:40]!r} is not JSON") from exc
+        value = _numpy_numbers(text)
+        if value is None:
+            raise ScoreListError(f"{text[:40]!r} is not JSON") from exc
     if not isinstance(value, list):
         raise ScoreListError(f"{text[:40]!r} is not a JSON array")
     scores: list[float] = []
@@ -264,6 +266,19 @@ def parse_score_list(raw: str) -> tuple[float, ...] | None:
             raise ScoreListError(f"item {position} ({item}) is not a finite number")
         scores.append(number)
     return tuple(scores)
+
+
+_NUMPY_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+# str() of a numpy array of numbers, as pandas' to_csv writes a score list that came from HF
+# Datasets or Arrow: "[0.9 0.2]", "[9.1e-01 2.0e-01]" (items apart by blanks or line breaks).
+_NUMPY_NUMBERS = re.compile(rf"\[\s*(?:{_NUMPY_NUMBER}(?:\s+{_NUMPY_NUMBER})*)?\s*\]")
+
+
+def _numpy_numbers(text: str) -> list[object] | None:
+    """The numbers of a numpy array's text; ``None`` for any other text."""
+    if _NUMPY_NUMBERS.fullmatch(text) is None:
+        return None
+    return [float(part) for part in text[1:-1].split()]
 
 
 def parse_list_literal(text: str) -> list[object] | None:

@@ -24,6 +24,7 @@ from rag_evaluator.inputs.fields import (
     QUESTION_NUMBER,
     RAG_ANSWER,
     parse_list_literal,
+    parse_score_list,
     resolve_columns,
 )
 from rag_evaluator.inputs.list_cells import read_list_cell
@@ -464,3 +465,30 @@ def test_two_columns_of_one_name_are_named_once_in_the_warning(
         "ground_truth.csv has two 'Ground Truth' columns: the first is read, the other is not "
         "read. Rename or remove the one you do not mean"
     ]
+
+
+# -- numpy-style score lists ---------------------------------------------------------------------
+
+
+@given(
+    st.lists(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), max_size=12),
+    st.integers(min_value=20, max_value=120),
+)
+def test_a_numpy_array_of_scores_reads_as_its_numbers(scores: list[float], width: int) -> None:
+    # pandas writes a score list that came from Arrow as str() of a float array.
+    with np.printoptions(linewidth=width, threshold=1_000_000):
+        cell = str(np.array(scores, dtype=float))
+    parsed = parse_score_list(cell)
+    assert parsed is not None and len(parsed) == len(scores)
+    assert np.allclose(parsed, scores, rtol=1e-7, atol=1e-7)
+
+
+def test_numpy_style_contexts_and_scores_of_rag_answers_csv_pair_up(tmp_path: Path) -> None:
+    write(
+        tmp_path / "rag_answers.csv",
+        ["Question Number", "RAG Answer", "Contexts", "Retrieval Scores"],
+        [[1, "Paris", numpy_cell(["Paris is the capital.", "Lyon is a city."]), "[0.91 0.42]"]],
+    )
+    row = load_answers(tmp_path / "rag_answers.csv").rows[1]
+    assert row.contexts == ["Paris is the capital.", "Lyon is a city."]
+    assert row.retrieval_scores == (0.91, 0.42)
