@@ -13,7 +13,7 @@ two different metrics under one name: it is skipped, and out of the family.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from rag_evaluator.compare.pairing import QuestionPairing, pair_questions
@@ -542,8 +542,11 @@ def per_question_rows(
         rows += [(b, None, "only in baseline") for b in comparison.only_in_baseline]
         rows += [(None, r, "only in run") for r in comparison.only_in_run]
         rows.sort(key=lambda row: (row[0] if row[0] is not None else row[1] or 0, row[2]))
+        # Two different metrics under one name: their values are shown, never a change.
+        apart = {name for name in metric_names if settings_differences(name, baseline, run)}
         for number, run_number, status in rows:
-            table.append(_diff_row(baseline, run, metric_names, number, run_number, status))
+            row = _diff_row(baseline, run, metric_names, number, run_number, status, apart)
+            table.append(row)
     return table
 
 
@@ -558,6 +561,7 @@ def _diff_row(
     number: int | None,
     run_number: int | None,
     status: str,
+    apart: Container[str] = (),
 ) -> list[object]:
     question = baseline.questions.get(number, "") if number is not None else ""
     if not question and run_number is not None:
@@ -570,7 +574,7 @@ def _diff_row(
         before = None if number is None else _cell(baseline, name, number)
         after = None if run_number is None else _cell(run, name, run_number)
         change = ""
-        if before is not None and after is not None:
+        if before is not None and after is not None and name not in apart:
             change = _format_value(after - before, kind)
         row += [
             "" if before is None else _format_value(before, kind),

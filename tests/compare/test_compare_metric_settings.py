@@ -3,6 +3,7 @@ between the baseline and a run: files written by ``rag-eval evaluate`` itself.""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -136,3 +137,18 @@ def test_the_first_run_that_differs_is_named_among_several(tmp_path: Path) -> No
     assert first["skipped_metrics"] == []
     assert {e["metric"] for e in second["skipped_metrics"]} == CUT_OFF_METRICS
     assert data["holm_family"]["size"] == len(RETRIEVAL) + len(RETRIEVAL) - len(CUT_OFF_METRICS)
+
+
+def test_the_per_question_file_shows_no_change_between_two_different_metrics() -> None:
+    baseline = evaluate("a", "--k", "5")
+    run = evaluate("b", "--k", "1")
+    result = run_cli(["compare", str(baseline), str(run), "--output", "diff.csv"])
+    assert result.exit_code == 0, result.output
+    with Path("diff.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == len(QUESTIONS)
+    # precision at 5 (0.2) and at 1 (1.0) are both shown, their difference is no change.
+    assert {row["precision_at_k (baseline)"] for row in rows} == {"0.2000"}
+    assert {row["precision_at_k (run)"] for row in rows} == {"1.0000"}
+    assert {row["precision_at_k change"] for row in rows} == {""}
+    assert {row["mrr change"] for row in rows} == {"0.0000"}  # the same metric in both
