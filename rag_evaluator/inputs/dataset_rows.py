@@ -466,12 +466,19 @@ def number_records(
         return _keyed_numbering(source_name, locations, [key for key, _ in ids], found[0][0])
     whole = [number for number in numbers if number is not None]
     notes: list[str] = []
+    kept_column, kept = "", []
     if min(whole) == 0:
         whole = [number + 1 for number in whole]
-        notes.append(
+        note = (
             f"{source_name}: the ids in {id_names} start at 0; question numbers are the ids "
             "plus one"
         )
+        if column_key(found[0][0]) != column_key(QUESTION_NUMBER):
+            # The ids themselves are kept beside, so each row still shows the record's own id
+            # (a field named Question Number would clash with the column it becomes).
+            kept_column, kept = found[0][0], [key for key, _ in ids]
+            note += f", the ids kept in the column '{kept_column}'"
+        notes.append(note)
     first_at: dict[int, int] = {}
     for index, number in enumerate(whole):
         if number in first_at:
@@ -481,7 +488,7 @@ def number_records(
                 "every record its own id"
             )
         first_at[number] = index
-    return _Numbering(whole, f"the {id_names} field", notes)
+    return _Numbering(whole, f"the {id_names} field", notes, kept_column, kept)
 
 
 def _keyed_numbering(

@@ -17,7 +17,12 @@ from pathlib import Path
 
 from rag_evaluator.atomic import write_text_atomic
 from rag_evaluator.errors import InputError, MissingColumnError, MissingFileError
-from rag_evaluator.inputs.fields import metadata_headers, resolve_columns, shadowed_columns
+from rag_evaluator.inputs.fields import (
+    column_key,
+    metadata_headers,
+    resolve_columns,
+    shadowed_columns,
+)
 from rag_evaluator.inputs.files import decode_text, not_a_file, read_input_bytes
 
 logger = logging.getLogger(__name__)
@@ -263,6 +268,10 @@ def _warn_shadowed(
     path: Path, headers: Sequence[str], resolved: dict[str, int], metadata: set[int]
 ) -> None:
     for canonical, read, other in shadowed_columns(headers, resolved):
+        if other in metadata and column_key(headers[other]) != column_key(canonical):
+            # An alias kept as metadata beside the column it could name (a dataset's own
+            # ids as `question_id` beside `Question Number`): nothing is lost.
+            continue
         fate = "is carried as a metadata column" if other in metadata else "is not read"
         if headers[read] == headers[other]:
             logger.warning(

@@ -168,18 +168,22 @@ def write_dataset(folder: Path, shape: str, records: list[dict]) -> Path:
 SHAPES = ["json", "container:results", "container:samples", "jsonl", "csv"]
 
 
-def check_rows(inputs: InputSet, numbered: dict[int, Case]) -> None:
+def check_rows(inputs: InputSet, numbered: dict[int, Case], kept_ids: str = "") -> None:
+    """The rows hold the cases; ``kept_ids``: ids counted from 0 are kept in that column."""
     assert set(inputs.questions.rows) == set(numbered)
     for number, case in numbered.items():
         assert inputs.questions.rows[number].question == case.question
-        assert inputs.questions.rows[number].metadata == {"Category": case.category}
+        kept = {kept_ids: str(number - 1)} if kept_ids else {}
+        assert inputs.questions.rows[number].metadata == {"Category": case.category, **kept}
         truth = inputs.ground_truth.rows[number]
         assert truth.ground_truth == case.reference
         assert truth.relevant_contexts == case.golden
         answer = inputs.answers.rows[number]
         assert answer.rag_answer == case.answer
         assert answer.contexts == case.contexts
-    assert inputs.metadata_columns == ["Category"]
+    assert sorted(inputs.metadata_columns) == sorted(
+        ["Category", *([kept_ids] if kept_ids else [])]
+    )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -208,7 +212,10 @@ def test_every_alias_set_in_every_shape_gives_the_rows_of_the_three_csvs(
         path = write_dataset(Path(folder), shape, records)
         inputs = load_dataset(path)
         numbered = dict(zip(numbers, drawn, strict=True))
-        check_rows(inputs, numbered)
+        # Ids counted from 0 are kept in their field's column (unless it is Question Number).
+        kept_ids = str(alias["id"]) if ids == "zero-based" else ""
+        kept_ids = "" if kept_ids == "Question Number" else kept_ids
+        check_rows(inputs, numbered, kept_ids)
         assert inputs.dataset is not None
         for row in inputs.dataset.rows:
             case = numbered[int(row.cells["Question Number"])]
@@ -222,7 +229,9 @@ def test_every_alias_set_in_every_shape_gives_the_rows_of_the_three_csvs(
         )
         convert_dataset(path, outputs)
         check_rows(
-            load_input_files(outputs.questions, outputs.ground_truth, outputs.answers), numbered
+            load_input_files(outputs.questions, outputs.ground_truth, outputs.answers),
+            numbered,
+            kept_ids,
         )
         with outputs.answers.open(encoding="utf-8", newline="") as handle:
             written = {row["Question Number"]: row for row in csv.DictReader(handle)}
@@ -638,3 +647,29 @@ def test_an_answer_matching_one_of_several_references_matches_in_both_paths(
         assert [row["exact_match"] for row in rows] == ["1", "0"]
         assert rows[0]["Ground Truth"] == "Paris\nParis, France"
     assert "lists several reference answers" not in direct.stderr  # a note in the log
+
+
+def test_ids_counted_from_zero_are_kept_beside_their_question_numbers(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    records = [
+        {"id": index, "question": f"Q{index}?", "answer": "a", "reference": "a"}
+        for index in range(3)
+    ]
+    path = write(tmp_path, "zero.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+    inputs = load_dataset(path)
+    assert {n: row.metadata for n, row in inputs.questions.rows.items()} == {
+        1: {"id": "0"},
+        2: {"id": "1"},
+        3: {"id": "2"},
+    }
+    # convert --dataset writes the kept ids beside Question Number; reading them back names
+    # nothing as a clash (an alias of Question Number kept as metadata loses nothing).
+    outputs = DatasetOutputs(tmp_path / "q.csv", tmp_path / "gt.csv", tmp_path / "a.csv")
+    convert_dataset(path, outputs)
+    with caplog.at_level(logging.WARNING):
+        again = load_input_files(outputs.questions, outputs.ground_truth, outputs.answers)
+    assert {n: row.metadata for n, row in again.questions.rows.items()} == {
+        n: row.metadata for n, row in inputs.questions.rows.items()
+    }
+    assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
