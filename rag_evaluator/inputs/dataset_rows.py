@@ -517,6 +517,15 @@ def _keyed_numbering(
     )
 
 
+def _blank(value: object) -> bool:
+    """Whether an answer field's value holds no text (``null``, blank, an empty list)."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    return isinstance(value, list | dict) and not value
+
+
 def _no_field_error(
     source_name: str, first: DatasetRecord, aliases: Sequence[str], what: str
 ) -> InputError:
@@ -538,13 +547,21 @@ class DatasetSurvey:
         self.first: DatasetRecord | None = None
         self.has_question = False
         self.has_answers = False
+        # An answer field holding text somewhere: one null or blank everywhere is a golden
+        # set's placeholder, not answers that all came back empty.
+        self.answer_field = ""
+        self.has_answer_text = False
 
     def add(self, record: DatasetRecord) -> None:
         fields = record.fields
         self.first = self.first or record
         self.ids.append(find_field(fields, QUESTION_ID_KEYS))
         self.has_question = self.has_question or bool(find_field(fields, QUESTION_KEYS)[0])
-        self.has_answers = self.has_answers or bool(find_field(fields, ANSWER_KEYS)[0])
+        if not self.has_answer_text:
+            name, value = answer_field(fields)
+            self.answer_field = self.answer_field or name
+            self.has_answer_text = bool(name) and not _blank(value)
+        self.has_answers = self.has_answers or bool(self.answer_field)
 
     def numbering(self, *, require_answers: bool = True) -> _Numbering:
         """The records' question numbers; ``InputError`` for no records, no question (or
@@ -558,6 +575,11 @@ class DatasetSurvey:
             raise _no_field_error(self.source_name, self.first, QUESTION_FIELDS, "question")
         if require_answers and not self.has_answers:
             raise _no_field_error(self.source_name, self.first, ANSWER_FIELDS, "answer")
+        if require_answers and not self.has_answer_text:
+            raise InputError(
+                f"{self.source_name} holds no answer: its '{self.answer_field}' field is empty "
+                "or null in every record. Fill in the RAG system's answers to evaluate them"
+            )
         return number_records(self.source_name, self.locations, self.ids)
 
 

@@ -283,9 +283,12 @@ def test_any_set_of_answer_fields_is_one_answer_or_an_error(fields: dict[str, ob
         if len({texts[name].strip() for name in non_blank}) > 1:
             assert "hold different texts" in error_of(path)
             return
+        if not non_blank:
+            # The only record's answer is empty: the file holds no answer at all.
+            assert "empty or null in every record" in error_of(path)
+            return
         inputs = load_dataset(path)
-    expected = texts[non_blank[0]] if non_blank else ""
-    assert inputs.answers.rows[1].rag_answer == expected
+    assert inputs.answers.rows[1].rag_answer == texts[non_blank[0]]
 
 
 # -- 3. empty answers ----------------------------------------------------------------------------
@@ -455,3 +458,21 @@ def test_squad_answers_are_the_acceptable_answers_without_repeats(
     assert result.exit_code == 0, result.output
     # "Broncos" is one of the acceptable answers: an exact match.
     assert only_results(tmp_path).summary["exact_match"].startswith("2/2")
+
+
+@pytest.mark.parametrize("spool", ["", "0"])
+def test_a_golden_set_whose_answers_are_all_placeholders_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spool: str
+) -> None:
+    # "answer": null in every record is a template to fill, not answers that all came back
+    # empty: scoring them 0 would be a run of nothing.
+    records = [
+        {"question": CAPITAL, "answer": None, "reference": "Paris"},
+        {"question": HAMLET, "answer": "  ", "reference": "Shakespeare"},
+    ]
+    dataset = write(tmp_path, "golden.jsonl", lines(records))
+    result = evaluate(
+        tmp_path, monkeypatch, "--dataset", str(dataset), "--metrics", "lexical", spool=spool
+    )
+    assert result.exit_code == 2, result.output
+    assert "its 'answer' field is empty or null in every record" in " ".join(result.stderr.split())
