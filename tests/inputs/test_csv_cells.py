@@ -318,17 +318,7 @@ def test_a_ground_truth_cell_listing_answers_reads_as_the_dataset_reads_it(
     workspace: Workspace, spool_mb: str
 ) -> None:
     folder = workspace.directory
-    write_questions(folder)
-    write(
-        folder / "ground_truth.csv",
-        ["Question Number", "Ground Truth"],
-        [[1, "['Paris', 'Paris, France']"], [2, '["William Shakespeare"]'], [3, "['8']"]],
-    )
-    write(
-        folder / "rag_answers.csv",
-        ["Question Number", "RAG Answer"],
-        [[1, "Paris, France"], [2, "William Shakespeare"], [3, "8"]],
-    )
+    write_listed_references(folder, "Ground Truth")
     _, rows = evaluate("--metrics", "lexical", spool_mb=spool_mb)
     assert {rows[n]["exact_match"] for n in rows} == {"1"}
     truth = load_ground_truth(folder / "ground_truth.csv").rows
@@ -337,6 +327,22 @@ def test_a_ground_truth_cell_listing_answers_reads_as_the_dataset_reads_it(
         ("Paris", "Paris, France"),
     )
     assert (truth[2].ground_truth, truth[2].reference_answers) == ("William Shakespeare", None)
+
+
+def write_listed_references(folder: Path, header: str) -> None:
+    """Three questions whose reference cells (under ``header``) list their answers as pandas
+    and JSON write lists, and answers matching one of them each."""
+    write_questions(folder)
+    write(
+        folder / "ground_truth.csv",
+        ["Question Number", header],
+        [[1, "['Paris', 'Paris, France']"], [2, '["William Shakespeare"]'], [3, "['8']"]],
+    )
+    write(
+        folder / "rag_answers.csv",
+        ["Question Number", "RAG Answer"],
+        [[1, "Paris, France"], [2, "William Shakespeare"], [3, "8"]],
+    )
 
 
 @given(answers=st.lists(TEXT, min_size=1, max_size=4), python=st.booleans())
@@ -362,17 +368,7 @@ def test_a_reference_answers_column_alone_gives_the_ground_truth(
     workspace: Workspace, header: str, spool_mb: str
 ) -> None:
     folder = workspace.directory
-    write_questions(folder)
-    write(
-        folder / "ground_truth.csv",
-        ["Question Number", header],
-        [[1, "['Paris', 'Paris, France']"], [2, '["William Shakespeare"]'], [3, "['8']"]],
-    )
-    write(
-        folder / "rag_answers.csv",
-        ["Question Number", "RAG Answer"],
-        [[1, "Paris, France"], [2, "William Shakespeare"], [3, "8"]],
-    )
+    write_listed_references(folder, header)
     _, rows = evaluate("--metrics", "lexical", spool_mb=spool_mb)
     assert {rows[n]["exact_match"] for n in rows} == {"1"}
     assert rows[1]["Ground Truth"] == "Paris\nParis, France"
