@@ -342,11 +342,6 @@ def _numpy_string_items(text: str) -> list[object] | None:
     return items
 
 
-def list_items_text(items: Sequence[object]) -> list[str]:
-    """The items of a parsed list cell as text: strings as they are, others as JSON."""
-    return [item if isinstance(item, str) else json.dumps(item) for item in items]
-
-
 # deepeval writes the lists of its CSV files joined by "|" (Geography|Mountains).
 BAR = "|"
 
@@ -395,21 +390,3 @@ def reference_cell_list(text: str) -> list[str] | None:
     if listed and all(isinstance(item, str) for item in listed):
         return [item for item in listed if isinstance(item, str)]
     return None
-
-
-def parse_text_list(raw: str, *, allow_semicolons: bool = False) -> list[str] | None:
-    """Parse a cell holding a list of strings: a JSON array or Python list
-    (``parse_list_literal``), or ``a; b; c`` when allowed.
-
-    Returns ``None`` for a blank cell (the input is missing, not empty) and ``[]``
-    for an explicit ``[]``. Non-string items are turned into their JSON text.
-    """
-    text = raw.strip()
-    if not text:
-        return None
-    value = parse_list_literal(text)
-    if value is not None:
-        return list_items_text(value)
-    if allow_semicolons:
-        return [part.strip() for part in text.split(";") if part.strip()]
-    return [text]

@@ -213,11 +213,12 @@ def _load_csv(
     """The file's rows; with ``texts``, its Question cells compared (``holds``: what its
     rows give, for the warning)."""
     table = read_csv(path, **spec.reading())
-    if texts is None or QUESTION not in table.columns:
-        return _keyed(table.path.name, table.path, table.columns, table.records, spec.build)
-    build = texts.comparing(spec.build)
+    # Only a file with a Question column has its rows wrapped: the common case pays nothing.
+    compared = texts if texts is not None and QUESTION in table.columns else None
+    build = spec.build if compared is None else compared.comparing(spec.build)
     keyed = _keyed(table.path.name, table.path, table.columns, table.records, build)
-    texts.warn(table.path.name, table.columns[QUESTION], holds)
+    if compared is not None:
+        compared.warn(table.path.name, table.columns[QUESTION], holds)
     return keyed
 
 

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_evaluator.convert.run import convert
-from rag_evaluator.inputs.fields import parse_list_literal, parse_text_list
+from rag_evaluator.inputs.fields import parse_list_literal
+from rag_evaluator.inputs.list_cells import read_list_cell
 from rag_evaluator.inputs.load import load_answers, load_dataset, load_ground_truth
 
 # Context texts: no NUL, surrogates or control characters; never blank.
@@ -104,9 +105,9 @@ def test_parse_list_literal_gives_a_list_or_none_and_never_raises(text: str) -> 
 
 
 @given(st.lists(TEXT, max_size=5))
-def test_parse_text_list_reads_json_and_python_lists_alike(items: list[str]) -> None:
-    assert parse_text_list(json.dumps(items)) == items
-    assert parse_text_list(repr(items)) == items
+def test_a_list_cell_reads_json_and_python_lists_alike(items: list[str]) -> None:
+    assert read_list_cell(json.dumps(items)).texts == items
+    assert read_list_cell(repr(items)).texts == items
 
 
 DEEPEVAL_CSV = csv_text(

@@ -37,9 +37,9 @@ from rag_evaluator.inputs.fields import (
     REQUIRED_FACTS,
     QuestionNumberError,
     parse_question_number,
-    parse_text_list,
     resolve_columns,
 )
+from rag_evaluator.inputs.list_cells import read_list_cell
 
 ACCEPTED = "accepted"
 EDITED_MARK = "edited in review"
@@ -235,12 +235,12 @@ class ReviewTable:
     def card(self, number: int, position: int, total: int) -> ReviewCard:
         question_row = self._question_rows[number]
         truth_row = self._truth_rows[number]
-        contexts = parse_text_list(self._cell(truth_row, self._g, RELEVANT_CONTEXTS)) or []
+        contexts = read_list_cell(self._cell(truth_row, self._g, RELEVANT_CONTEXTS)).texts or []
         facts = (
-            parse_text_list(self._cell(truth_row, self._g, REQUIRED_FACTS), allow_semicolons=True)
+            read_list_cell(self._cell(truth_row, self._g, REQUIRED_FACTS), semicolons=True).texts
             or []
         )
-        sentences = parse_text_list(self._cell(truth_row, self._g, SUPPORTING_SENTENCES)) or []
+        sentences = read_list_cell(self._cell(truth_row, self._g, SUPPORTING_SENTENCES)).texts or []
         try:
             spans: list[SourceSpan] = parse_spans(self._cell(truth_row, self._g, SOURCE_SPANS))
         except ValueError:
